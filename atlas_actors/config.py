@@ -1,0 +1,114 @@
+"""Configuration models (pydantic, ``extra="forbid"``).
+
+Defaults follow the papers: Mind Evolution (Lee et al. 2025) and SWE-Search
+(Antoniades et al. 2024), and the seed spec ``004``. Settings from environment
+variables and flags are read only at the CLI edge, never here.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class MindEvolutionConfig(_Config):
+    """Mind Evolution: islands of candidates evolved by mutation and crossover."""
+
+    population_size: int = Field(default=20, ge=2)
+    """Candidates kept per island after each generation."""
+    generations: int = Field(default=10, ge=1)
+    """Maximum number of generations."""
+    elite_fraction: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Fraction of each island's population that survives into the next generation."""
+    memory_init_fraction: float = Field(default=0.5, ge=0.0, le=1.0)
+    """Fraction of the initial population taken from remembered solutions, if any."""
+    mutation_temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    """How far a mutation strays: sampling temperature for LLMs, edit size for the DSL."""
+    crossover_rate: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Probability that a child is made by crossover of two parents instead of mutation."""
+    islands: int = Field(default=4, ge=1)
+    """Number of islands evolving independently (the paper uses 4)."""
+    conversations_per_island: int = Field(default=5, ge=1)
+    """LLM proposers: refinement conversations started per island per generation."""
+    turns_per_conversation: int = Field(default=4, ge=1)
+    """LLM proposers: critic/author refinement turns per conversation."""
+    migration_size: int = Field(default=5, ge=0)
+    """Top candidates each island sends to the next island on the ring per generation."""
+    reset_interval: int = Field(default=3, ge=1)
+    """Every this many generations, the weakest islands are reset."""
+    reset_islands: int = Field(default=2, ge=0)
+    """How many of the weakest islands are reset at a reset."""
+    reset_top_k: int = Field(default=5, ge=1)
+    """A reset island is re-seeded from this many of the best candidates overall."""
+    boltzmann_temperature: float = Field(default=0.1, gt=0.0)
+    """Temperature of Boltzmann tournament parent selection (lower = greedier)."""
+    max_evaluations: int | None = Field(default=None, ge=1)
+    """Budget: stop after this many candidate evaluations (None = no cap)."""
+    time_limit_s: float | None = Field(default=None, gt=0.0)
+    """Budget: stop after this many seconds of wall time (None = no cap)."""
+    stop_on_success: bool = True
+    """Stop as soon as a candidate succeeds on everything the search may see."""
+
+
+class SWESearchConfig(_Config):
+    """SWE-Search: MCTS with UCT selection and a discriminator value estimate."""
+
+    max_expansions: int = Field(default=100, ge=1)
+    ucb_constant: float = Field(default=1.414, ge=0.0)
+    max_depth: int = Field(default=20, ge=1)
+    rollout_depth: int = Field(default=5, ge=0)
+    use_discriminator: bool = True
+    discriminator_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
+    """Nodes whose estimate is in the top fraction above this get a full rollout."""
+
+
+class RouterConfig(_Config):
+    """Task routing."""
+
+    similarity_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    use_domain_routing: bool = True
+    default_strategy: str = "evolutionary"
+
+
+class LLMConfig(_Config):
+    """An OpenAI-compatible endpoint (vLLM, llama.cpp server, Ollama, hosted APIs)."""
+
+    base_url: str
+    """Endpoint base URL, e.g. ``http://127.0.0.1:8000/v1``."""
+    model: str = "default"
+    api_key_env: str | None = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key (None: no key)."""
+    max_concurrency: int = Field(default=16, ge=1)
+    timeout_s: float = Field(default=120.0, gt=0.0)
+    max_retries: int = Field(default=4, ge=0)
+    temperature: float = Field(default=0.7, ge=0.0, le=2.0)
+    max_tokens: int = Field(default=2048, ge=1)
+    price_input_per_mtok: float | None = Field(default=None, ge=0.0)
+    price_output_per_mtok: float | None = Field(default=None, ge=0.0)
+    cache_dir: str | None = None
+    """Directory for the on-disk response cache (None: no cache)."""
+
+
+class EngineConfig(_Config):
+    """The actor engine: how many actors, where Ray runs."""
+
+    workers: int | None = Field(default=None, ge=1)
+    """Environment actors (None: one per CPU of the cluster)."""
+    address: str | None = None
+    """Ray address to join (None: ``RAY_ADDRESS`` or a new local instance)."""
+    max_concurrent_tasks: int | None = Field(default=None, ge=1)
+    """Tasks searched at once by the coordinator (None: 2 per worker)."""
+    max_in_flight_per_actor: int = Field(default=2, ge=1)
+    """Evaluation batches queued per environment actor."""
+    batch_size: int = Field(default=32, ge=1)
+    """Candidate evaluations sent to an actor in one call."""
+    call_timeout_s: float = Field(default=120.0, gt=0.0)
+    """An actor call taking longer than this is treated as a hung actor."""
+    max_retries: int = Field(default=3, ge=0)
+    """Retries of idempotent work after an actor died or hung."""
+    discriminators: int = Field(default=1, ge=0)
+    search: MindEvolutionConfig = Field(default_factory=MindEvolutionConfig)
+    seed: int = 0

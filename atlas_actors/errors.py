@@ -1,0 +1,82 @@
+"""Exceptions raised by atlas_actors.
+
+A failed verification is *data* (an :class:`~atlas_actors.types.Outcome` with
+``success=False``); only bad input and infrastructure faults raise. Every exception
+derives from :class:`AtlasError` and also from the matching builtin, so callers can
+catch either ``AtlasError`` or e.g. ``ValueError`` / ``TimeoutError``.
+
+Hierarchy::
+
+    AtlasError
+    ├── ConfigError(ValueError)             bad configuration or CLI input
+    ├── InvalidTaskError(ValueError)        a task that cannot be loaded
+    │   └── InvalidGridError                a malformed ARC grid
+    ├── InvalidSolutionError(ValueError)    a solution of the wrong type or shape
+    ├── EnvironmentNotReady(RuntimeError)   verify()/step() before reset()
+    ├── SandboxError(RuntimeError)          the sandbox itself failed
+    │   ├── BubblewrapNotFound(FileNotFoundError)
+    │   └── SandboxTimeout(TimeoutError)
+    ├── DockerError(RuntimeError)           the Docker engine failed or is unreachable
+    │   └── DockerTimeout(TimeoutError)
+    ├── LLMError(RuntimeError)              an LLM endpoint failed after retries
+    │   └── LLMTimeout(TimeoutError)
+    └── ActorError(RuntimeError)            an actor pool could not complete work
+"""
+
+from __future__ import annotations
+
+
+class AtlasError(Exception):
+    """Root of every exception atlas_actors raises on purpose."""
+
+
+class ConfigError(AtlasError, ValueError):
+    """A configuration value or command-line argument is invalid."""
+
+
+class InvalidTaskError(AtlasError, ValueError):
+    """A task cannot be loaded: unknown id, missing context, malformed data."""
+
+
+class InvalidGridError(InvalidTaskError):
+    """An ARC grid is malformed (ragged, colours outside 0-9, empty, too large)."""
+
+
+class InvalidSolutionError(AtlasError, ValueError):
+    """A solution has the wrong type or structure for the environment."""
+
+
+class EnvironmentNotReady(AtlasError, RuntimeError):
+    """An environment was used before ``reset(task)`` was called."""
+
+
+class SandboxError(AtlasError, RuntimeError):
+    """The sandbox could not run the code (not: the code failed inside it)."""
+
+
+class BubblewrapNotFound(SandboxError, FileNotFoundError):
+    """The ``bwrap`` executable is not installed."""
+
+
+class SandboxTimeout(SandboxError, TimeoutError):
+    """The sandbox infrastructure did not answer in time."""
+
+
+class DockerError(AtlasError, RuntimeError):
+    """The Docker engine is unreachable or a Docker call failed."""
+
+
+class DockerTimeout(DockerError, TimeoutError):
+    """A Docker call did not complete in time."""
+
+
+class LLMError(AtlasError, RuntimeError):
+    """An LLM endpoint failed after all retries."""
+
+
+class LLMTimeout(LLMError, TimeoutError):
+    """An LLM call did not complete in time."""
+
+
+class ActorError(AtlasError, RuntimeError):
+    """An actor pool could not complete a piece of work after retries."""

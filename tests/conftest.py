@@ -1,0 +1,26 @@
+"""Shared fixtures: one local Ray instance for the whole test session."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+
+@pytest.fixture(scope="session")
+def ray_session() -> Iterator[Any]:
+    """A local Ray instance shared by every test that needs one (started lazily)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(
+            num_cpus=max(2, os.cpu_count() or 2),
+            include_dashboard=False,
+            log_to_driver=False,
+            ignore_reinit_error=True,
+            runtime_env={"env_vars": {"PYTHONUNBUFFERED": "1"}},
+        )
+    yield ray
+    # Left running until the interpreter exits: other session fixtures may still use it.
