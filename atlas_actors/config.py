@@ -7,6 +7,8 @@ variables and flags are read only at the CLI edge, never here.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -90,6 +92,15 @@ class LLMConfig(_Config):
     price_output_per_mtok: float | None = Field(default=None, ge=0.0)
     cache_dir: str | None = None
     """Directory for the on-disk response cache (None: no cache)."""
+    total_timeout_s: float | None = Field(default=None, gt=0.0)
+    """Deadline for one call including retries and backoff waits (``timeout_s`` bounds
+    each attempt). None: ``(max_retries + 1) * timeout_s + 30``."""
+    max_n_per_request: int = Field(default=8, ge=1)
+    """Samples asked for in one request with ``n``; set 1 for servers that reject
+    ``n > 1`` (servers that silently answer fewer choices are topped up anyway)."""
+    send_seed: bool = True
+    """Send a per-sample ``seed`` derived from the search's rng (vLLM, Ollama and
+    OpenAI honour it; others ignore it)."""
 
 
 class EngineConfig(_Config):
@@ -112,3 +123,21 @@ class EngineConfig(_Config):
     discriminators: int = Field(default=1, ge=0)
     search: MindEvolutionConfig = Field(default_factory=MindEvolutionConfig)
     seed: int = 0
+    llm: LLMConfig | None = None
+    """LLM endpoint for the proposers (None: the offline proposers)."""
+    max_restarts: int = Field(default=2, ge=0)
+    """Times Ray itself restarts a crashed actor in place before the pool replaces it."""
+    namespace: str | None = None
+    """Ray namespace for the engine's actors (None: Ray's anonymous namespace)."""
+    runtime_env: dict[str, Any] | None = None
+    """Extra Ray runtime_env for the job (``env_vars``, ``pip``, ...) when the engine
+    starts or joins Ray; merged with the package shipping below."""
+    ship_package: bool = True
+    """When joining an existing cluster (``address``), ship this ``atlas_actors``
+    package to the workers (runtime_env ``py_modules``)."""
+    environment_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Constructor options per task domain for the environments the actors hold,
+    e.g. ``{"arc": {"dataset": "kaggle2025"}}``."""
+    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 1})
+    """Environments (tasks) each actor keeps ready per domain; domains not listed keep
+    64. SWE keeps 1: an actor holds one container at a time."""

@@ -98,3 +98,33 @@ class RoutingDecision(_Model):
     """Highest similarity to a remembered experience."""
     experiences: list[Experience] = Field(default_factory=list)
     """Remembered experiences the strategy may start from."""
+
+
+class TaskResult(_Model):
+    """What a run reports for one task (one line of ``results.jsonl``)."""
+
+    task_id: str
+    domain: str = "generic"
+    solved: bool | None = None
+    """Verified against the hidden answers; None when they are unknown."""
+    train_fitness: float = 0.0
+    """Fraction of what the search could check that the best solution gets right
+    (ARC: train pairs exactly right; 1.0 = all)."""
+    evaluations: int = 0
+    """Candidate evaluations spent."""
+    seconds: float = 0.0
+    generations: int = 0
+    stopped: str = ""
+    """Why the search stopped: ``success``, ``evaluations``, ``time``, ``generations``."""
+    strategy: str = "evolutionary"
+    program: str | None = None
+    """The best solution, readable (ARC: Python source of the program)."""
+    solution: Any = None
+    """The best solution as data."""
+    attempts: list[dict[str, Any]] | None = None
+    """ARC: one ``{"attempt_1": grid, "attempt_2": grid}`` per test input."""
+    feedback: str = ""
+    usage: dict[str, float] = Field(default_factory=dict)
+    """LLM usage: calls, tokens_in, tokens_out, retries, cost."""
+    error: str | None = None
+    """Set when the task could not be searched (bad input, infrastructure fault)."""

@@ -16,6 +16,8 @@ one evaluator (in process, or a pool of Ray actors) serves many searches at once
 
 from __future__ import annotations
 
+import inspect
+import typing
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -24,8 +26,25 @@ from atlas_actors.errors import EnvironmentNotReady
 from atlas_actors.types import Outcome, Task
 
 
+class _StaticProtocolMeta(type(Protocol)):  # type: ignore[misc]
+    """``isinstance`` against these protocols looks attributes up statically.
+
+    Python 3.11's runtime protocols call properties during ``isinstance``, so the
+    ``task`` property (which raises before ``reset``) would make the check itself
+    raise; 3.12 looks them up statically, and so does this on every version.
+    """
+
+    def __instancecheck__(cls, instance: object) -> bool:
+        for attr in typing._get_protocol_attrs(cls):  # type: ignore[attr-defined]
+            try:
+                inspect.getattr_static(instance, attr)
+            except AttributeError:
+                return False
+        return True
+
+
 @runtime_checkable
-class MinimalEnvironment(Protocol):
+class MinimalEnvironment(Protocol, metaclass=_StaticProtocolMeta):
     """Minimum environment for verification-based solving."""
 
     async def reset(self, task: Task) -> str:
