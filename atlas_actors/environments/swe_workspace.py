@@ -1,0 +1,422 @@
+"""Where a SWE instance's repository lives while it is worked on and tested.
+
+Two backends with one interface (:class:`Workspace`): shell commands run in the repository
+at ``/testbed`` with a timeout and a capped output, files are read and written by their
+path inside, and :meth:`Workspace.restart` gives a fresh one.
+
+* :class:`DockerWorkspace`: a container from the instance image (no network, memory,
+  pids and CPU limits, labelled per run), removed on close even when cancelled.
+* :class:`BubblewrapWorkspace`: a copy of a local checkout bound at ``/testbed`` inside a
+  bubblewrap sandbox (every namespace unshared, no network, read-only system, rlimits and a
+  pids cgroup), for machines without Docker. The host needs the tools the eval script
+  uses (bash, git, patch; python3 with pytest: this process's interpreter is used).
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Protocol
+
+import anyio
+
+from atlas_actors.errors import DockerError, SandboxError
+from atlas_actors.sandbox.docker import Container, ContainerLimits, DockerClient, ExecResult
+
+IO_DIR = "/atlas_io"
+"""A directory outside the repository for the patch, the eval script and reports."""
+TESTBED = "/testbed"
+
+
+class Workspace(Protocol):
+    """A repository at ``/testbed`` where commands run (in a container or a sandbox)."""
+
+    async def start(self) -> None:
+        """Make the workspace ready (start the container / copy the checkout)."""
+        ...
+
+    async def run(
+        self,
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        """Run ``cmd`` with bash in ``/testbed``; a timeout kills everything it started."""
+        ...
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        """Write a file at ``path`` (under ``/testbed`` or ``/atlas_io``)."""
+        ...
+
+    async def run_with_files(
+        self,
+        files: Mapping[str, bytes],
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        """Write ``files`` (absolute path -> content), then :meth:`run` ``cmd``."""
+        ...
+
+    async def read_file(self, path: str) -> bytes:
+        """Read the file at ``path`` (under ``/testbed`` or ``/atlas_io``)."""
+        ...
+
+    async def restart(self) -> None:
+        """Throw the workspace away and start a fresh one."""
+        ...
+
+    async def close(self) -> None:
+        """Release everything (shielded from cancellation)."""
+        ...
+
+
+_ARG_CHUNK = 100_000  # under Linux's 128 KiB limit for one argument
+_INLINE_LIMIT = 1_000_000  # well under ARG_MAX (2 MiB with the default stack limit)
+# bash -c _UNPACK unpack CMD [PATH NCHUNKS CHUNK...]...: write the files, then run CMD.
+_UNPACK = r"""
+cmd=$1; shift
+while [ $# -gt 0 ]; do
+  p=$1; n=$2; shift 2; s=
+  for ((i = 0; i < n; i++)); do s+=$1; shift; done
+  mkdir -p "$(dirname "$p")" && printf %s "$s" | base64 -d > "$p" || exit 97
+done
+unset s p n
+exec bash -c "$cmd"
+"""
+
+
+class DockerWorkspace:
+    """A container from the instance image; the repository is at ``/testbed``."""
+
+    def __init__(
+        self,
+        client: DockerClient,
+        image: str,
+        *,
+        run: str,
+        limits: ContainerLimits,
+        start_timeout_s: float = 60.0,
+    ) -> None:
+        self.client = client
+        self.image = image
+        self.run_label = run
+        self.limits = limits
+        self.start_timeout_s = start_timeout_s
+        self.container: Container | None = None
+        self.starts = 0
+        """Containers started so far (for tests and benchmarks)."""
+
+    async def start(self) -> None:
+        if self.container is not None:
+            return
+        c = Container(
+            self.client, self.image, run=self.run_label, limits=self.limits, workdir=TESTBED
+        )
+        await c.start(timeout_s=self.start_timeout_s)
+        self.container = c
+        self.starts += 1
+        result = await c.exec(["mkdir", "-p", IO_DIR], timeout_s=30)
+        if not result.ok:
+            await self.close()
+            raise DockerError(f"cannot prepare container from {self.image}: {result.output}")
+
+    def _c(self) -> Container:
+        if self.container is None:
+            raise DockerError("workspace container is not running")
+        return self.container
+
+    async def run(
+        self,
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        return await self._c().exec(
+            ["bash", "-c", cmd],
+            timeout_s=timeout_s,
+            output_limit_bytes=output_limit_bytes,
+            workdir=TESTBED,
+            env=env,
+        )
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        parent, name = os.path.split(path)
+        await self._c().put_files(parent or "/", {name: data})
+
+    async def run_with_files(
+        self,
+        files: Mapping[str, bytes],
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        """One exec: small files travel base64-encoded in its arguments (Docker's archive
+        upload re-executes a helper process per call, ~50-100 ms); large ones by tar."""
+        args: list[str] = []
+        size = 0
+        for path, data in files.items():
+            b64 = base64.b64encode(data).decode()
+            chunks = [b64[i : i + _ARG_CHUNK] for i in range(0, len(b64), _ARG_CHUNK)] or [""]
+            args += [path, str(len(chunks)), *chunks]
+            size += len(b64) + len(path) + 16
+        if size > _INLINE_LIMIT:
+            for path, data in files.items():
+                await self.write_file(path, data)
+            return await self.run(
+                cmd, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes
+            )
+        return await self._c().exec(
+            ["bash", "-c", _UNPACK, "unpack", cmd, *args],
+            timeout_s=timeout_s,
+            output_limit_bytes=output_limit_bytes,
+            workdir=TESTBED,
+            env=env,
+        )
+
+    async def read_file(self, path: str) -> bytes:
+        return await self._c().read_file(path)
+
+    async def restart(self) -> None:
+        await self.close()
+        await self.start()
+
+    async def close(self) -> None:
+        c, self.container = self.container, None
+        if c is not None:
+            await c.remove()
+
+
+class BubblewrapWorkspace:
+    """A copy of a local checkout, bound at ``/testbed`` inside a bubblewrap sandbox."""
+
+    def __init__(
+        self,
+        local_repo: str,
+        base_commit: str,
+        *,
+        memory_mb: int = 2048,
+        pids: int = 512,
+        max_file_mb: int = 512,
+        python_bin: str | None = None,
+        bwrap_path: str | None = None,
+    ) -> None:
+        self.local_repo = local_repo
+        self.base_commit = base_commit
+        self.memory_mb = memory_mb
+        self.pids = pids
+        self.max_file_mb = max_file_mb
+        self.python_bin = python_bin
+        self.bwrap_path = bwrap_path
+        self.root: Path | None = None
+        self.starts = 0
+
+    async def start(self) -> None:
+        if self.root is not None:
+            return
+        from atlas_actors.sandbox import _bwrap
+
+        _bwrap.find_bwrap(self.bwrap_path)  # BubblewrapNotFound early, with the install hint
+        root = Path(tempfile.mkdtemp(prefix="atlas-swe-"))
+        try:
+            await anyio.to_thread.run_sync(self._prepare, root)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        self.root = root
+        self.starts += 1
+
+    def _prepare(self, root: Path) -> None:
+        if not Path(self.local_repo, ".git").exists():
+            raise SandboxError(
+                f"local_repo={self.local_repo!r} is not a git checkout (needed by the "
+                "bubblewrap backend)"
+            )
+        (root / "io").mkdir()
+        testbed = root / "testbed"
+        proc = subprocess.run(
+            ["git", "clone", "-q", "--no-hardlinks", self.local_repo, str(testbed)],
+            capture_output=True,
+            timeout=300,
+        )
+        if proc.returncode != 0:
+            raise SandboxError(f"cannot copy {self.local_repo}: {proc.stderr.decode()}")
+        proc = subprocess.run(
+            ["git", "-C", str(testbed), "-c", "advice.detachedHead=false", "checkout", "-q",
+             self.base_commit],
+            capture_output=True,
+            timeout=300,
+        )  # fmt: skip
+        if proc.returncode != 0:
+            raise SandboxError(
+                f"base commit {self.base_commit} not found in {self.local_repo}: "
+                f"{proc.stderr.decode()}"
+            )
+
+    def _root(self) -> Path:
+        if self.root is None:
+            raise SandboxError("workspace is not started")
+        return self.root
+
+    def host_path(self, path: str) -> Path:
+        """The host path of ``path`` inside the sandbox (``/testbed/...``, ``/atlas_io/...``)."""
+        root = self._root()
+        p = os.path.normpath(path)
+        for inside, outside in ((TESTBED, root / "testbed"), (IO_DIR, root / "io")):
+            if p == inside or p.startswith(inside + "/"):
+                host = outside / os.path.relpath(p, inside)
+                real = Path(os.path.realpath(host))
+                if real != outside and not str(real).startswith(str(outside) + "/"):
+                    raise SandboxError(f"{path} points outside the workspace")
+                return host
+        raise SandboxError(f"{path}: only paths under {TESTBED} or {IO_DIR} are reachable")
+
+    async def run(
+        self,
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        from atlas_actors.sandbox import _bwrap
+        from atlas_actors.sandbox.docker import _Tail
+
+        root = self._root()
+        bwrap = _bwrap.find_bwrap(self.bwrap_path)
+        python = _bwrap.python_mounts(self.python_bin or _bwrap.default_python())
+        sb_env = _bwrap.sandbox_env(python.inside_exe, dict(env or {}))
+        sb_env["GIT_CONFIG_NOSYSTEM"] = "1"
+        # The host interpreter's pytest plugins are not the repository's: keep them out
+        # (the instance images have none either), unless the caller asks otherwise.
+        sb_env.setdefault("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+        argv = [
+            bwrap,
+            "--unshare-all", "--unshare-user", "--disable-userns",
+            "--uid", str(_bwrap.SANDBOX_UID), "--gid", str(_bwrap.SANDBOX_UID),
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "sandbox",
+            *_bwrap.system_mounts(),
+            *python.args,
+            "--proc", "/proc", "--dev", "/dev",
+            "--size", str(256 * 1024 * 1024), "--tmpfs", "/tmp",
+            "--bind", str(root / "testbed"), TESTBED,
+            "--bind", str(root / "io"), IO_DIR,
+            "--chdir", TESTBED,
+            "--clearenv",
+        ]  # fmt: skip
+        for key, value in sb_env.items():
+            argv += ["--setenv", key, value]
+        argv += ["--", "bash", "-c", cmd]
+        cgroup = _bwrap.PidsCgroup(self.pids)
+        limits = _bwrap.rlimits(
+            memory_mb=self.memory_mb,
+            cpu_time_s=timeout_s + 5,
+            max_processes=self.pids,
+            max_file_bytes=self.max_file_mb * 1024 * 1024,
+        )
+        tail = _Tail(output_limit_bytes)
+        started = time.monotonic()
+        timed_out = False
+        exit_code: int | None = None
+        try:
+            process = await anyio.open_process(
+                _bwrap.launcher_argv(bwrap, argv, limits, cgroup),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        except OSError as e:
+            cgroup.remove()
+            raise SandboxError(f"cannot start bwrap: {e}") from e
+        try:
+            with anyio.move_on_after(timeout_s) as scope:
+                assert process.stdout is not None
+                async for chunk in process.stdout:
+                    tail.add(chunk)
+                exit_code = await process.wait()
+            if scope.cancelled_caught:
+                timed_out = True
+                exit_code = None
+        finally:
+            with anyio.CancelScope(shield=True):
+                if process.returncode is None:
+                    with contextlib.suppress(OSError):
+                        os.killpg(process.pid, signal.SIGKILL)
+                    await anyio.to_thread.run_sync(cgroup.kill_all)
+                    with anyio.move_on_after(10):
+                        await process.wait()
+                await anyio.to_thread.run_sync(cgroup.remove)
+                await process.aclose()
+        return ExecResult(
+            exit_code=exit_code,
+            output=tail.text(),
+            timed_out=timed_out,
+            truncated=tail.truncated,
+            output_bytes=tail.total,
+            seconds=time.monotonic() - started,
+        )
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        host = self.host_path(path)
+
+        def write() -> None:
+            host.parent.mkdir(parents=True, exist_ok=True)
+            host.write_bytes(data)
+
+        await anyio.to_thread.run_sync(write)
+
+    async def run_with_files(
+        self,
+        files: Mapping[str, bytes],
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        for path, data in files.items():
+            await self.write_file(path, data)
+        return await self.run(
+            cmd, timeout_s=timeout_s, env=env, output_limit_bytes=output_limit_bytes
+        )
+
+    async def read_file(self, path: str) -> bytes:
+        host = self.host_path(path)
+        try:
+            return await anyio.to_thread.run_sync(host.read_bytes)
+        except OSError as e:
+            raise SandboxError(f"cannot read {path}: {e.strerror}") from e
+
+    async def restart(self) -> None:
+        await self.close()
+        await self.start()
+
+    async def close(self) -> None:
+        root, self.root = self.root, None
+        if root is not None:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(lambda: shutil.rmtree(root, ignore_errors=True))
+
+
+def new_run_label() -> str:
+    """A fresh label value for one environment's containers."""
+    return "swe-" + uuid.uuid4().hex[:12]
