@@ -352,7 +352,7 @@ async def iter_results(
     as they finish."""
     if args.no_ray:
         from atlas_actors.environments.base import LocalEvaluator
-        from atlas_actors.search.solve import solve_task
+        from atlas_actors.search.solve import close_proposers, solve_task
 
         evaluator = LocalEvaluator(max_tasks=4)
         try:
@@ -362,6 +362,7 @@ async def iter_results(
                 )
         finally:
             await evaluator.aclose()
+            await close_proposers()
         return
     from atlas_actors.actors import Engine
 

@@ -7,7 +7,7 @@ variables and flags are read only at the CLI edge, never here.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -101,6 +101,10 @@ class LLMConfig(_Config):
     send_seed: bool = True
     """Send a per-sample ``seed`` derived from the search's rng (vLLM, Ollama and
     OpenAI honour it; others ignore it)."""
+    http_backend: Literal["auto", "aiohttp", "httpx"] = "auto"
+    """HTTP transport under the ``openai`` SDK: ``aiohttp`` (the SDK's
+    ``DefaultAioHttpClient``, about half the CPU per request; asyncio only), ``httpx``
+    (the SDK's default), or ``auto`` (aiohttp when installed)."""
 
 
 class EngineConfig(_Config):

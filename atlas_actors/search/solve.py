@@ -50,6 +50,17 @@ def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
         return proposer
 
 
+async def close_proposers() -> None:
+    """Close the shared proposers (LLM connection pools); call at the end of a run."""
+    with _lock:
+        proposers = list(_proposers.values())
+        _proposers.clear()
+    for proposer in proposers:
+        close = getattr(proposer, "aclose", None)
+        if close is not None:
+            await close()
+
+
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:
     """Two attempts per test input: the test predictions of the best candidate and of
     the next-best candidate whose predictions differ (ARC Prize format)."""
@@ -117,9 +128,9 @@ async def solve_task(
             error=f"{type(e).__name__}: {e}",
             seconds=time.monotonic() - start,
         )
-    usage = getattr(proposer, "usage_for", None)
-    if usage is not None:
-        report.usage = dict(usage(task.id))
+    pop_usage = getattr(proposer, "pop_usage", None)
+    if pop_usage is not None:
+        report.usage = dict(pop_usage(task.id).as_dict())
     report.seconds = time.monotonic() - start
     return report
 
