@@ -1,0 +1,324 @@
+"""Per-task enumerative search over the DSL (icecuber-style, in Python).
+
+States are the intermediate grids a program prefix produces for every train and test
+input. A best-first search expands states with every op whose parameters
+:mod:`atlas_actors.arc.infer` can infer, drops duplicate states (same grids for every
+input), and checks each new state with two finishers: exact match, and a consistent
+cell-wise colour map. Budgets are counted in op applications, so runs are
+deterministic.
+
+Only the train pairs and the test *inputs* are used; a program must also run on the
+test inputs to count.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from atlas_actors.arc import prims
+from atlas_actors.arc.dsl import OPS, Expr, Program, expr_size
+from atlas_actors.arc.infer import GENERATORS, Ctx, infer_cmap
+
+Grid = np.ndarray[Any, Any]
+
+DIVERSITY = 0.03
+"""Priority lost per state already expanded in the same branch (same first op)."""
+
+MAX_DEPTH = 3
+"""Longest op chain the enumeration builds (a final colour map comes on top)."""
+
+
+@dataclass
+class Node:
+    expr: Expr
+    outs: list[Grid]
+    score: float
+    depth: int
+    exact: bool = False
+    base: float = 0.0
+    """Search priority before the diversity penalty."""
+
+
+def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
+    """``(fitness, exact pairs)`` as the environment computes it."""
+    exact = 0
+    sim = 0.0
+    for o, t in zip(outs, targets, strict=False):
+        if o.shape == t.shape:
+            eq = float((o == t).mean())
+            sim += eq
+            exact += eq == 1.0
+    n = len(targets)
+    return (exact + sim / n) / (n + 1), exact
+
+
+def _valid(g: Any) -> bool:
+    return (
+        isinstance(g, np.ndarray)
+        and g.ndim == 2
+        and 1 <= g.shape[0] <= 30
+        and 1 <= g.shape[1] <= 30
+        and g.dtype.kind in "iu"
+        and (g.size == 0 or (int(g.min()) >= 0 and int(g.max()) <= 9))
+    )
+
+
+def _key(outs: list[Grid]) -> int:
+    return hash(b"|".join(bytes(o.shape) + o.astype(np.int8).tobytes() for o in outs))
+
+
+@dataclass
+class TaskSolver:
+    """Enumeration state for one task, kept across proposer calls."""
+
+    train: list[tuple[Grid, Grid]]
+    test_inputs: list[Grid]
+    bg: int = 0
+    seen: set[int] = field(default_factory=set)
+    frontier: list[tuple[float, int, Node]] = field(default_factory=list)
+    nodes: list[Node] = field(default_factory=list)
+    exact: list[Node] = field(default_factory=list)
+    applications: int = 0
+    expanded: dict[str, int] = field(default_factory=dict)
+    memo: dict[Any, Any] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    _counter: int = 0
+
+    def __post_init__(self) -> None:
+        self.targets = [np.asarray(o, dtype=np.int64) for _, o in self.train]
+        self.inputs = [np.asarray(i, dtype=np.int64) for i, _ in self.train] + [
+            np.asarray(i, dtype=np.int64) for i in self.test_inputs
+        ]
+        counts = np.bincount(np.concatenate([g.ravel() for g in self.inputs]), minlength=10)
+        self.bg = int(counts.argmax()) if counts[0] * 2 < counts.max() else 0
+        root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
+        self.seen.add(_key(self.inputs))
+        self._check(root)
+        self._push(root)
+
+    # ------------------------------------------------------------ internals
+
+    def _push(self, node: Node) -> None:
+        if node.depth >= MAX_DEPTH:
+            return
+        shape = 0.0
+        for o, t in zip(node.outs, self.targets, strict=False):
+            shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
+                min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
+            )
+        node.base = node.score + 0.2 * shape / len(self.targets) - 0.15 * node.depth
+        self._queue(node)
+
+    def _queue(self, node: Node) -> None:
+        pri = node.base - DIVERSITY * self.expanded.get(_branch(node.expr), 0)
+        self._counter += 1
+        heapq.heappush(self.frontier, (-pri, self._counter, node))
+
+    def _pop(self) -> Node | None:
+        """The open state with the best priority, re-ranking states whose branch has been
+        expanded since they were queued (so no single branch eats the budget)."""
+        while self.frontier:
+            neg, _, node = heapq.heappop(self.frontier)
+            pri = node.base - DIVERSITY * self.expanded.get(_branch(node.expr), 0)
+            if pri < -neg - 1e-12:
+                self._queue(node)
+                continue
+            b = _branch(node.expr)
+            self.expanded[b] = self.expanded.get(b, 0) + 1
+            return node
+        return None
+
+    def run_expr(self, expr: Expr) -> list[Grid] | None:
+        """Outputs of a program for every train and test input (None if it fails).
+
+        Sub-program outputs are memoised, so variations of a program only recompute
+        what changed."""
+        try:
+            outs = self._eval(expr)
+        except Exception:
+            return None
+        return outs if all(_valid(o) for o in outs) else None
+
+    def _eval(self, e: Expr) -> list[Grid]:
+        if e == "x":
+            return self.inputs
+        hit = self.memo.get(e)
+        if hit is not None:
+            if hit is False:
+                raise ValueError("failed before")
+            return hit  # type: ignore[no-any-return]
+        if len(self.memo) > 5000:
+            self.memo.clear()
+        try:
+            spec = OPS[e[0]]
+            cols: list[Any] = []
+            for k, a in zip(spec.kinds, e[1:], strict=True):
+                if k == "g":
+                    cols.append(self._eval(a))
+                elif k == "f":
+                    cols.append(Program(a))
+                else:
+                    cols.append(_plain(a))
+            outs = []
+            for i in range(len(self.inputs)):
+                args = [c[i] if k == "g" else c for k, c in zip(spec.kinds, cols, strict=True)]
+                for j, k in enumerate(spec.kinds):
+                    if k == "c" and isinstance(args[j], int) and args[j] >= 10:
+                        args[j] = prims.role_color(args[0], args[j])
+                outs.append(np.asarray(spec.fn(*args)))
+        except Exception:
+            self.memo[e] = False
+            raise
+        self.memo[e] = outs
+        return outs
+
+    def _apply(self, node: Node, op: str, args: tuple[Any, ...]) -> Node | None:
+        self.applications += 1
+        fn = OPS[op].fn
+        outs = []
+        try:
+            call = _plain(
+                [
+                    (Program(a) if k == "f" else a)
+                    for k, a in zip(OPS[op].kinds[1:], args, strict=True)
+                ]
+            )
+            dyn = [
+                i
+                for i, (k, a) in enumerate(zip(OPS[op].kinds[1:], call, strict=True))
+                if k == "c" and isinstance(a, int) and a >= 10
+            ]
+            for g in node.outs:
+                if dyn:
+                    call = list(call)
+                    for i in dyn:
+                        call[i] = prims.role_color(g, args[i])
+                outs.append(np.asarray(fn(g, *call)))
+        except Exception:
+            return None
+        if not all(_valid(o) for o in outs):
+            return None
+        k = _key(outs)
+        if k in self.seen:
+            return None
+        self.seen.add(k)
+        expr = (op, node.expr, *_hashable(args))
+        self.memo[expr] = outs
+        score, _ = pair_score(outs, self.targets)
+        return Node(expr, outs, score, node.depth + 1)
+
+    def _check(self, node: Node) -> None:
+        train = node.outs[: len(self.targets)]
+        if all(
+            o.shape == t.shape and (o == t).all() for o, t in zip(train, self.targets, strict=False)
+        ):
+            if node.expr != "x":
+                node.exact = True
+                self.exact.append(node)
+            return
+        cmap = infer_cmap(train, self.targets)
+        if cmap:
+            expr = ("recolor", node.expr, tuple(tuple(p) for p in cmap))
+            outs = self.run_expr(expr)
+            if outs is not None:
+                fin = Node(expr, outs, 1.0, node.depth + 1, exact=True)
+                self.exact.append(fin)
+
+    def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
+        """Children of ``node`` (every op with inferred parameters), at most ``budget``
+        op applications, stopping early at ``deadline`` (``time.thread_time()``: this
+        thread's CPU time)."""
+        ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
+        children: list[Node] = []
+        used = 0
+        for op, gen in GENERATORS.items():
+            try:
+                arg_list = list(gen(ctx))
+            except Exception:
+                continue
+            for args in arg_list:
+                if used >= budget or time.thread_time() > deadline:
+                    return children
+                used += 1
+                child = self._apply(node, op, args)
+                if child is None:
+                    continue
+                self._check(child)
+                children.append(child)
+        return children
+
+    # ------------------------------------------------------------ public
+
+    def search(self, budget: int, max_seconds: float = 3.0) -> None:
+        """Spend about ``budget`` op applications expanding the best open states.
+
+        ``max_seconds`` is a safety net for huge grids (results are deterministic unless
+        it cuts in)."""
+        with self.lock:
+            stop = self.applications + budget
+            deadline = time.thread_time() + max_seconds
+            while self.frontier and self.applications < stop and time.thread_time() < deadline:
+                node = self._pop()
+                if node is None:
+                    break
+                for child in self.expand(node, 100000, deadline):
+                    self.nodes.append(child)
+                    self._push(child)
+
+    def node_for(self, expr: Expr) -> Node | None:
+        outs = self.run_expr(expr)
+        if outs is None:
+            return None
+        return Node(expr, outs, pair_score(outs, self.targets)[0], expr_size(expr))
+
+    def solutions(self) -> list[Node]:
+        """Exact programs found so far, simplest first (see :func:`complexity`)."""
+        return sorted(self.exact, key=lambda n: (complexity(n.expr), len(str(n.expr))))
+
+    def best(self, k: int) -> list[Node]:
+        return sorted(self.nodes, key=lambda n: -n.score)[:k]
+
+
+def _branch(e: Expr) -> str:
+    """The first op applied to the input (the branch of the search tree ``e`` is in)."""
+    while isinstance(e, tuple):
+        child = e[1]
+        if child == "x":
+            return str(e[:3]) if len(e) > 2 else str(e)
+        e = child
+    return "x"
+
+
+_HEAVY = {"local_rule": 3.0, "recolor_by": 1.0, "filter_objects": 1.0, "recolor_rank": 0.5}
+
+
+def complexity(e: Expr) -> float:
+    """Ops count, plus a charge for ops that carry a learned table (they overfit more)."""
+    if not isinstance(e, tuple):
+        return 0.0
+    spec = OPS[e[0]]
+    cost = 1.0 + _HEAVY.get(e[0], 0.0)
+    for k, a in zip(spec.kinds, e[1:], strict=True):
+        if k in ("g", "f"):
+            cost += complexity(a)
+        elif k in ("table", "cmap"):
+            cost += len(a) / 8
+    return cost
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, list | tuple):
+        return [_plain(a) for a in v]
+    return v
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, list | tuple):
+        return tuple(_hashable(a) for a in v)
+    return v
