@@ -129,6 +129,13 @@ class EngineConfig(_Config):
     seed: int = 0
     llm: LLMConfig | None = None
     """LLM endpoint for the proposers (None: the offline proposers)."""
+    placement: Literal["auto", "coordinator", "actors"] = "auto"
+    """Where a task's search runs. ``coordinator``: the coordinator runs every search
+    and sends evaluations to the environment actors (best when proposing waits on an
+    LLM: many calls in flight from one event loop). ``actors``: each task's whole
+    search runs inside one environment actor, one task per actor (best for CPU-bound
+    offline proposers: one task per core). ``auto``: ``actors`` for the offline
+    proposers, ``coordinator`` with an LLM."""
     max_restarts: int = Field(default=2, ge=0)
     """Times Ray itself restarts a crashed actor in place before the pool replaces it."""
     namespace: str | None = None

@@ -1,0 +1,130 @@
+"""The plain classes the actors hold (no Ray in their logic).
+
+:class:`EnvironmentWorker` keeps ready environments (one :class:`LocalEvaluator` per
+task domain) and scores solutions for whichever task a request names;
+:class:`ScorerWorker` holds a :class:`~atlas_actors.search.base.Scorer`. The actor
+classes in :mod:`atlas_actors.actors.pool` are ``ray.remote(opts)(PlainClass)``, so
+every actor method *is* one of these methods.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import socket
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from atlas_actors.config import LLMConfig, MindEvolutionConfig
+from atlas_actors.environments.base import LocalEvaluator, MinimalEnvironment, create_environment
+from atlas_actors.search.base import Scorer
+from atlas_actors.types import Candidate, Outcome, Task, TaskResult
+
+EnvironmentFactory = Callable[[Task], MinimalEnvironment]
+"""Makes a (not yet reset) environment for a task; must pickle (it crosses to actors)."""
+
+ScorerFactory = Callable[[], Scorer]
+"""Makes the scorer a discriminator actor holds; must pickle."""
+
+DEFAULT_CACHE = 64
+"""Environments kept ready per domain when ``cache_sizes`` does not name the domain."""
+
+
+def process_info() -> dict[str, Any]:
+    """Where this code runs: pid, host and (inside Ray) the node and actor ids."""
+    info: dict[str, Any] = {"pid": os.getpid(), "host": socket.gethostname()}
+    try:
+        import ray
+
+        if ray.is_initialized():
+            ctx = ray.get_runtime_context()
+            info["node_id"] = ctx.get_node_id()
+            info["actor_id"] = ctx.get_actor_id()
+    except ImportError:  # pragma: no cover - ray is a dependency
+        pass
+    return info
+
+
+class EnvironmentWorker:
+    """Scores solutions for any task, keeping reset environments per task (LRU).
+
+    One :class:`LocalEvaluator` per domain, so the cache size can differ: an ARC
+    verifier keeps many tasks ready, a SWE worker holds one container at a time.
+    """
+
+    def __init__(
+        self,
+        factory: EnvironmentFactory | None = None,
+        options: Mapping[str, Mapping[str, Any]] | None = None,
+        cache_sizes: Mapping[str, int] | None = None,
+    ) -> None:
+        self._factory = factory
+        self._options = {k: dict(v) for k, v in (options or {}).items()}
+        self._cache_sizes = dict(cache_sizes or {})
+        self._evaluators: dict[str, LocalEvaluator] = {}
+
+    def _evaluator(self, domain: str) -> LocalEvaluator:
+        ev = self._evaluators.get(domain)
+        if ev is None:
+            factory = self._factory or functools.partial(
+                create_environment, **self._options.get(domain, {})
+            )
+            ev = LocalEvaluator(factory, max_tasks=self._cache_sizes.get(domain, DEFAULT_CACHE))
+            self._evaluators[domain] = ev
+        return ev
+
+    async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
+        """One Outcome per solution, in order (idempotent: safe to retry)."""
+        return await self._evaluator(task.domain).evaluate(task, solutions)
+
+    async def solve(
+        self, task: Task, config: MindEvolutionConfig, seed: int, llm: LLMConfig | None
+    ) -> TaskResult:
+        """Run a whole search here, against this worker's in-process evaluator
+        (``placement="actors"``). Deterministic for a seed: safe to retry elsewhere."""
+        from atlas_actors.search.solve import solve_task
+
+        return await solve_task(
+            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm
+        )
+
+    async def info(self) -> dict[str, Any]:
+        """Health check: where the worker runs and how much it has scored."""
+        return {
+            **process_info(),
+            "evaluations": sum(ev.evaluations for ev in self._evaluators.values()),
+        }
+
+    async def aclose(self) -> None:
+        """Release every environment (containers, sandboxes)."""
+        evaluators = list(self._evaluators.values())
+        self._evaluators.clear()
+        for ev in evaluators:
+            await ev.aclose()
+
+
+class FitnessScorer:
+    """The simplest scorer: a candidate's own fitness (its verifier's partial score).
+
+    A stand-in until the LLM discriminator arrives; it never runs the candidate.
+    """
+
+    async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
+        fitness = candidate.fitness
+        if candidate.outcome is not None:
+            fitness = max(fitness, candidate.outcome.partial_score)
+        fitness = min(1.0, max(0.0, fitness))
+        return fitness, f"fitness {fitness:.3f} from the verifier"
+
+
+class ScorerWorker:
+    """Holds one scorer and delegates to it."""
+
+    def __init__(self, factory: ScorerFactory | None = None) -> None:
+        self._scorer: Scorer = factory() if factory is not None else FitnessScorer()
+
+    async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
+        return await self._scorer.score(task, candidate)
+
+    async def info(self) -> dict[str, Any]:
+        return process_info()

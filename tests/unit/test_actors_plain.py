@@ -1,0 +1,75 @@
+"""The plain classes behind the actors work without Ray (DESIGN rule 1), and the
+runtime ships the package only to clusters it joins."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from atlas_actors.actors.engine import RayRuntime, package_dir
+from atlas_actors.actors.workers import EnvironmentWorker, FitnessScorer, ScorerWorker
+from atlas_actors.config import EngineConfig
+from atlas_actors.types import Candidate, Outcome, Task
+
+
+class Env:
+    instances = 0
+
+    def __init__(self) -> None:
+        Env.instances += 1
+        self._task: Task | None = None
+        self.closed = False
+
+    async def reset(self, task: Task) -> str:
+        self._task = task
+        return ""
+
+    async def verify(self, solution: Any) -> Outcome:
+        return Outcome(success=solution == "ok", partial_score=1.0 if solution == "ok" else 0.0)
+
+    @property
+    def task(self) -> Task:
+        assert self._task is not None
+        return self._task
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+async def test_environment_worker_caches_per_domain() -> None:
+    Env.instances = 0
+    worker = EnvironmentWorker(lambda task: Env(), cache_sizes={"swe": 1})
+    arc = [Task(id=f"a{i}", domain="arc") for i in range(3)]
+    swe = [Task(id=f"s{i}", domain="swe") for i in range(3)]
+    for t in arc + swe + arc + swe:
+        out = await worker.evaluate(t, ["ok", "no"])
+        assert [o.success for o in out] == [True, False]
+    # ARC tasks stay cached (3 environments); SWE holds one at a time (3 + 3 resets)
+    assert Env.instances == 3 + 6
+    info = await worker.info()
+    assert info["evaluations"] == 24 and "pid" in info
+    await worker.aclose()
+
+
+async def test_fitness_scorer() -> None:
+    task = Task(id="t")
+    worker = ScorerWorker()
+    value, reason = await worker.score(task, Candidate(solution=1, fitness=0.4))
+    assert value == 0.4 and "fitness" in reason
+    outcome = Outcome(success=False, partial_score=0.9)
+    assert (await FitnessScorer().score(task, Candidate(solution=1, outcome=outcome)))[0] == 0.9
+
+
+def test_runtime_ships_the_package_only_to_joined_clusters() -> None:
+    rt = RayRuntime(EngineConfig(runtime_env={"env_vars": {"A": "1"}}))
+    assert rt.runtime_env(remote=False) == {"env_vars": {"A": "1"}}
+    remote = rt.runtime_env(remote=True)
+    assert remote is not None and remote["py_modules"] == [package_dir()]
+    assert package_dir().endswith("atlas_actors")
+    assert RayRuntime(EngineConfig(ship_package=False)).runtime_env(remote=True) is None
+
+
+def test_engine_config_rejects_unknown_fields() -> None:
+    with pytest.raises(ValueError, match="workerz"):
+        EngineConfig(workerz=2)  # type: ignore[call-arg]
