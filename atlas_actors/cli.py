@@ -7,7 +7,6 @@ into config models; nothing below this module reads them.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import math
 import os
@@ -271,12 +270,6 @@ def search_config(args: argparse.Namespace) -> MindEvolutionConfig:
     )
 
 
-def task_seed(seed: int, task_id: str) -> int:
-    """Per-task seed: independent of task order, so a resumed run gives the same answers."""
-    digest = hashlib.blake2b(f"{seed}:{task_id}".encode(), digest_size=4).digest()
-    return int.from_bytes(digest, "big")
-
-
 class ResultsLog:
     """``results.jsonl`` in a run folder: one line per finished task, appended as it ends.
 
@@ -352,7 +345,7 @@ async def iter_results(
     as they finish."""
     if args.no_ray:
         from atlas_actors.environments.base import LocalEvaluator
-        from atlas_actors.search.solve import close_proposers, solve_task
+        from atlas_actors.search.solve import close_proposers, solve_task, task_seed
 
         evaluator = LocalEvaluator(max_tasks=4)
         try:

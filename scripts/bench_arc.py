@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_arc.py              # ARC-AGI-1 eval (400) + ARC-AGI-2 eval (120)
     .venv/bin/python scripts/bench_arc.py --quick      # first 50 and first 20 of those
     .venv/bin/python scripts/bench_arc.py --workers 1  # one environment actor (one core)
+    .venv/bin/python scripts/bench_arc.py --processes 2  # task-parallel: 2 in-process shards
 
 Runs through the actor engine (local Ray) unless --no-ray. Each split's results go to
 OUT/<dataset>-<split>/ (results.jsonl, submission.json, summary.json) and the run can be
@@ -15,16 +16,46 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 from atlas_actors.cli import main as cli_main
+from atlas_actors.cli import summarize
+from atlas_actors.environments.arc import dataset_task_ids
+from atlas_actors.types import TaskResult
 
 SPLITS = [
     ("arc", "eval", 400, 50, "ARC-AGI-1 eval"),
     ("kaggle2025", "eval", 120, 20, "ARC-AGI-2 eval"),
 ]
+
+
+def run_shards(args: argparse.Namespace, argv: list[str], ids: list[str], out: Path) -> dict:
+    """Solve ``ids`` in ``args.processes`` concurrent in-process CLI runs; merged summary."""
+    start = time.monotonic()
+    procs = []
+    for i in range(args.processes):
+        shard = ids[i :: args.processes]
+        shard_out = out / f"shard-{i}"
+        own = [a for a in argv if a not in ("--quiet", "--resume", "--no-ray")]
+        cmd = [sys.executable, "-m", "atlas_actors.cli", *own, "--no-ray"]
+        cmd[cmd.index("--out") + 1] = str(shard_out)
+        cmd += ["--ids", ",".join(shard), "--quiet"]
+        if (shard_out / "results.jsonl").exists() and "--resume" not in cmd:
+            cmd.append("--resume")
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.DEVNULL))
+    if any(p.wait() != 0 for p in procs):
+        raise SystemExit("a shard failed")
+    results = []
+    for i in range(args.processes):
+        lines = (out / f"shard-{i}" / "results.jsonl").read_text().splitlines()
+        results += [TaskResult.model_validate_json(line) for line in lines]
+    summary = summarize(results, time.monotonic() - start)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "summary.json").write_text(json.dumps(summary))
+    return summary
 
 
 def main() -> int:
@@ -35,6 +66,12 @@ def main() -> int:
     p.add_argument("--time-limit", type=float, default=15.0, help="seconds per task (default 15)")
     p.add_argument("--workers", type=int, help="environment actors (default: one per core)")
     p.add_argument("--no-ray", action="store_true", help="in process, one task at a time")
+    p.add_argument(
+        "--processes",
+        type=int,
+        help="task-parallel: split the tasks into N shards, each solved in its own process "
+        "(in process, no Ray), one task at a time per shard",
+    )
     p.add_argument("--only", choices=["arc", "kaggle2025"], help="run one dataset only")
     p.add_argument("--out", default="runs/bench-arc", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue an interrupted benchmark")
@@ -70,10 +107,14 @@ def main() -> int:
         if args.resume and (out / "results.jsonl").exists():
             argv.append("--resume")
         start = time.monotonic()
-        code = cli_main(argv)
-        if code != 0:
-            return code
-        s = json.loads((out / "summary.json").read_text())
+        if args.processes:
+            ids = dataset_task_ids(dataset, split)[:limit]
+            s = run_shards(args, argv, ids, out)
+        else:
+            code = cli_main(argv)
+            if code != 0:
+                return code
+            s = json.loads((out / "summary.json").read_text())
         s["label"], s["wall"] = label, time.monotonic() - start
         rows.append(s)
 

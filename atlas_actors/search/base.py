@@ -28,6 +28,10 @@ class Proposer(Protocol):
     """How many children one mutate/crossover call should ask for (1 for LLMs;
     more for cheap offline proposers)."""
 
+    # Optional: ``max_concurrent_calls: int | None``. A CPU-bound proposer sets it to 1:
+    # the search then runs its calls one at a time and checks the time limit between
+    # them, so a deadline is overrun by at most one call. LLM proposers leave it unset.
+
     async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         """Initial solutions for ``task``, about ``n`` of them."""
         ...

@@ -27,12 +27,13 @@ and proposer give the same result however the evaluations interleave. (A wall-cl
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -91,8 +92,10 @@ def _rank_key(c: Candidate) -> tuple[float, int]:
 class _Budget:
     """Evaluation and time budget of one search."""
 
-    def __init__(self, cfg: MindEvolutionConfig, memo: _Memo) -> None:
+    def __init__(self, cfg: MindEvolutionConfig, memo: _Memo, proposer_calls: int | None) -> None:
         self.memo = memo
+        self.limiter = anyio.CapacityLimiter(proposer_calls) if proposer_calls else None
+        self.sequential = proposer_calls == 1
         self.max_evaluations = cfg.max_evaluations
         self.deadline = (
             time.monotonic() + cfg.time_limit_s if cfg.time_limit_s is not None else None
@@ -103,6 +106,15 @@ class _Budget:
         if self.max_evaluations is None:
             return None
         return max(0, self.max_evaluations - self.used)
+
+    @contextlib.asynccontextmanager
+    async def proposer_slot(self) -> AsyncIterator[None]:
+        """Hold one of the proposer's call slots (no limit when it declares none)."""
+        if self.limiter is None:
+            yield
+        else:
+            async with self.limiter:
+                yield
 
     def out_of_time(self) -> bool:
         return self.deadline is not None and time.monotonic() >= self.deadline
@@ -188,7 +200,9 @@ class MindEvolutionSearch:
         """
         cfg = self.config
         start = time.monotonic()
-        budget = _Budget(cfg, _Memo(self.evaluator))
+        budget = _Budget(
+            cfg, _Memo(self.evaluator), getattr(self.proposer, "max_concurrent_calls", None)
+        )
         seen: dict[str, Candidate] = {}
         history: list[float] = []
 
@@ -222,25 +236,22 @@ class MindEvolutionSearch:
             allot = self._allot(budget.remaining())
             slots: dict[tuple[int, int], list[Candidate]] = {}
 
-            async with anyio.create_task_group() as tg:
-                for isl in range(cfg.islands):
-                    for conv in range(cfg.conversations_per_island):
-                        limit = allot[isl * cfg.conversations_per_island + conv] if allot else None
-                        tg.start_soon(
-                            self._run_conversation,
-                            slots,
-                            (
-                                task,
-                                islands[isl],
-                                isl,
-                                conv,
-                                generation,
-                                seed,
-                                limit,
-                                budget,
-                                snapshot,
-                            ),
-                        )
+            jobs = [
+                (task, islands[isl], isl, conv, generation, seed,
+                 allot[isl * cfg.conversations_per_island + conv] if allot else None,
+                 budget, snapshot)
+                for isl in range(cfg.islands)
+                for conv in range(cfg.conversations_per_island)
+            ]  # fmt: skip
+            if budget.sequential:
+                # A stateful, CPU-bound proposer: call it in a fixed order (concurrency
+                # would only interleave its calls on one core, in a timing-dependent order).
+                for job in jobs:
+                    await self._run_conversation(slots, job)
+            else:
+                async with anyio.create_task_group() as tg:
+                    for job in jobs:
+                        tg.start_soon(self._run_conversation, slots, job)
 
             # Merge in (island, conversation) order, never in completion order.
             for isl in range(cfg.islands):
@@ -300,17 +311,21 @@ class MindEvolutionSearch:
             if budget.out_of_time() or (limit is not None and limit <= 0):
                 break
             ask = n if limit is None else min(n, limit)
-            if turn == 0 and len(population) >= 2 and rng.random() < cfg.crossover_rate:
-                a = self._tournament(population, rng)
-                b = self._tournament([c for c in population if c.id != a.id], rng)
-                sols = await self.proposer.crossover(task, a, b, ask, rng)
-                origin: Origin = "crossover"
-                parents = [a.id, b.id]
-            else:
-                parent = current if current is not None else self._tournament(population, rng)
-                sols = await self.proposer.mutate(task, parent, ask, rng, cfg.mutation_temperature)
-                origin = "mutation"
-                parents = [parent.id]
+            async with budget.proposer_slot():
+                if budget.out_of_time():  # the slot may have taken a while to come free
+                    break
+                if turn == 0 and len(population) >= 2 and rng.random() < cfg.crossover_rate:
+                    a = self._tournament(population, rng)
+                    b = self._tournament([c for c in population if c.id != a.id], rng)
+                    sols = await self.proposer.crossover(task, a, b, ask, rng)
+                    origin: Origin = "crossover"
+                    parents = [a.id, b.id]
+                else:
+                    parent = current if current is not None else self._tournament(population, rng)
+                    temperature = cfg.mutation_temperature
+                    sols = await self.proposer.mutate(task, parent, ask, rng, temperature)
+                    origin = "mutation"
+                    parents = [parent.id]
             if not sols:
                 break
             if limit is not None:
@@ -455,6 +470,8 @@ class MindEvolutionSearch:
         weakest = order[: min(cfg.reset_islands, len(islands) - 1)]
         best = sorted(seen.values(), key=_rank_key)[: cfg.reset_top_k]
         for isl in weakest:
+            if budget.out_of_time():
+                return
             n_new = max(0, cfg.population_size - len(best))
             fresh = await self.proposer.initial(
                 task, n_new, derive_rng(seed, "reset", generation, isl)

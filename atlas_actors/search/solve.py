@@ -9,6 +9,7 @@ right (``solved`` is None when they are unknown).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from typing import Any
@@ -25,29 +26,38 @@ _proposers: dict[str, Proposer] = {}
 
 
 def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
-    """The proposer for ``task``: an LLM when ``llm`` is given, else the offline one.
+    """The proposer for one search of ``task``: an LLM when ``llm`` is given, else the
+    offline DSL proposer.
 
-    Proposers are shared per process (one per LLM endpoint), so a single concurrency
-    limit and cache serve every task searched at once.
+    The DSL proposer keeps per-search state (what it has proposed so far), so each
+    search gets a fresh one: the same seed then gives the same result however many
+    searches ran before or run beside it. LLM proposers are shared per process (one per
+    endpoint), so one concurrency limit, connection pool and cache serve every task.
     """
     if task.domain != "arc":
         raise ConfigError(
             f"task {task.id}: no proposer for domain {task.domain!r} yet (supported: 'arc')"
         )
-    key = "dsl" if llm is None else "llm:" + llm.model_dump_json()
+    if llm is None:
+        from atlas_actors.arc import DSLProposer
+
+        return DSLProposer()
+    key = llm.model_dump_json()
     with _lock:
         proposer = _proposers.get(key)
         if proposer is None:
-            if llm is None:
-                from atlas_actors.arc import DSLProposer
+            from atlas_actors.llm import make_llm_proposer
 
-                proposer = DSLProposer()
-            else:
-                from atlas_actors.llm import make_llm_proposer
-
-                proposer = make_llm_proposer(llm)
+            proposer = make_llm_proposer(llm)
             _proposers[key] = proposer
         return proposer
+
+
+def task_seed(seed: int, task_id: str) -> int:
+    """The seed a task is searched with: derived from the run's seed and the task id, so
+    answers do not depend on task order, concurrency or resumption."""
+    digest = hashlib.blake2b(f"{seed}:{task_id}".encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big")
 
 
 async def close_proposers() -> None:
@@ -62,27 +72,26 @@ async def close_proposers() -> None:
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:
-    """Two attempts per test input: the test predictions of the best candidate and of
-    the next-best candidate whose predictions differ (ARC Prize format)."""
-    preds = [
-        c.outcome.details.get("test_predictions")
+    """Two attempts per test input (ARC Prize format): going down the ranked candidates,
+    the first program's prediction for that input, then the next program's prediction
+    that differs from it. Programs that failed on an input are skipped for that input;
+    an input no program could answer gets ``[[0]]``."""
+    preds: list[list[Any]] = [
+        list(c.outcome.details["test_predictions"])
         for c in candidates
         if c.outcome is not None and c.outcome.details.get("test_predictions")
     ]
-    first = next((p for p in preds if all(g is not None for g in p)), preds[0] if preds else None)
-    second = next((p for p in preds if p != first), first)
-    attempts = []
+    attempts: list[dict[str, Any]] = []
     for i in range(n_tests):
-        a1 = _grid_or_blank(first, i)
-        a2 = _grid_or_blank(second, i)
-        attempts.append({"attempt_1": a1, "attempt_2": a2})
+        options = [p[i] for p in preds if i < len(p) and p[i] is not None]
+        first = options[0] if options else [[0]]
+        second = next((g for g in options if g != first), first)
+        attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
     return attempts
 
 
-def _grid_or_blank(pred: list[Any] | None, i: int) -> list[list[int]]:
-    if pred is not None and i < len(pred) and pred[i] is not None:
-        return [list(map(int, row)) for row in pred[i]]
-    return [[0]]
+def _plain(grid: Any) -> list[list[int]]:
+    return [[int(v) for v in row] for row in grid]
 
 
 def readable(solution: Any) -> str | None:

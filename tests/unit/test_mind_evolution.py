@@ -207,3 +207,69 @@ def test_boltzmann_tournament_prefers_fitter_parents() -> None:
 def test_config_rejects_nonsense(field: str) -> None:
     with pytest.raises(ValueError, match=field):
         MindEvolutionConfig(**{field: 0})
+
+
+class CpuBoundProposer(BitsProposer):
+    """Mutation burns ~0.1 s of CPU in a worker thread, holding the GIL, like the DSL."""
+
+    proposals_per_call = 1
+
+    async def mutate(
+        self, task: Task, parent: Candidate, n: int, rng: random.Random, temperature: float
+    ) -> list[Any]:
+        def burn() -> None:
+            import time as _t
+
+            t0 = _t.thread_time()
+            while _t.thread_time() - t0 < 0.1:
+                pass
+
+        await anyio.to_thread.run_sync(burn)
+        return [[rng.randint(0, 1) for _ in TARGET] for _ in range(n)]
+
+
+class CpuBoundOneAtATime(CpuBoundProposer):
+    max_concurrent_calls = 1
+
+
+async def test_time_limit_is_kept_with_a_cpu_bound_proposer() -> None:
+    cfg = small_config(
+        time_limit_s=0.5,
+        generations=1000,
+        islands=4,
+        conversations_per_island=5,
+        crossover_rate=0.0,
+    )
+    limited = await MindEvolutionSearch(CpuBoundOneAtATime(), BitsEvaluator(), cfg).search(
+        TASK, seed=0
+    )
+    # At most one proposer call (0.1 s of CPU) runs past the deadline.
+    assert limited.seconds < 0.5 + 0.8, limited.seconds
+    assert limited.stopped == "time"
+    # Control: 20 conversations calling it at once overrun by a whole round of calls.
+    unlimited = await MindEvolutionSearch(CpuBoundProposer(), BitsEvaluator(), cfg).search(
+        TASK, seed=0
+    )
+    assert unlimited.seconds > limited.seconds + 0.5
+
+
+def _cand(preds: list[Any], fitness: float) -> Candidate:
+    return Candidate(
+        solution=fitness,
+        fitness=fitness,
+        outcome=Outcome(success=False, details={"test_predictions": preds}),
+    )
+
+
+def test_pick_attempts_per_test_input() -> None:
+    from atlas_actors.search.solve import pick_attempts
+
+    a, b, c = [[1]], [[2]], [[3]]
+    ranked = [_cand([a, None], 0.9), _cand([a, b], 0.8), _cand([c, c], 0.7)]
+    assert pick_attempts(ranked, 2) == [
+        {"attempt_1": a, "attempt_2": c},  # the best, then the next *different* prediction
+        {"attempt_1": b, "attempt_2": c},  # the best program failed here: skipped
+    ]
+    same = [_cand([a], 0.9), _cand([a], 0.8)]
+    assert pick_attempts(same, 1) == [{"attempt_1": a, "attempt_2": a}]
+    assert pick_attempts([], 1) == [{"attempt_1": [[0]], "attempt_2": [[0]]}]
