@@ -36,6 +36,7 @@ from atlas_actors.errors import (
     InvalidSolutionError,
     InvalidTaskError,
 )
+from atlas_actors.resources import AsyncResource
 from atlas_actors.types import Outcome, Task
 
 if TYPE_CHECKING:
@@ -281,7 +282,7 @@ def _as_grids(solution: Any) -> list[Any]:
     return [solution]
 
 
-class ARCEnvironment:
+class ARCEnvironment(AsyncResource):
     """ARC-AGI environment: exact grid checks with a cell-similarity partial score.
 
     Args:
@@ -519,12 +520,6 @@ class ARCEnvironment:
         if self._runner is not None and self._owns_runner:
             runner, self._runner = self._runner, None
             await runner.aclose()
-
-    async def __aenter__(self) -> ARCEnvironment:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     # -- internals -----------------------------------------------------------------------
 

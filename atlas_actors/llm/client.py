@@ -48,7 +48,6 @@ import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
 import anyio
@@ -58,6 +57,7 @@ from atlas_actors.config import LLMConfig
 from atlas_actors.errors import LLMError, LLMTimeout
 from atlas_actors.llm.cache import ResponseCache, cache_key
 from atlas_actors.llm.usage import Usage
+from atlas_actors.resources import AsyncResource
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ def resolve_api_key(api_key_env: str | None, environ: Mapping[str, str] | None =
     return PLACEHOLDER_API_KEY
 
 
-class LLMClient:
+class LLMClient(AsyncResource):
     """Async chat completions with limits, retries, usage accounting and a cache.
 
     Use as ``async with LLMClient(config) as client:`` or call :meth:`aclose`.
@@ -186,17 +186,6 @@ class LLMClient:
         if sdk is not None:
             with anyio.CancelScope(shield=True):
                 await sdk.close()
-
-    async def __aenter__(self) -> LLMClient:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     @property
     def in_flight(self) -> int:

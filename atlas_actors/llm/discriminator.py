@@ -9,7 +9,6 @@ with ``"unparseable: "`` instead of raising.
 
 from __future__ import annotations
 
-from types import TracebackType
 from typing import Any
 
 from atlas_actors.config import LLMConfig
@@ -17,13 +16,14 @@ from atlas_actors.llm import prompts
 from atlas_actors.llm.client import LLMClient
 from atlas_actors.llm.extract import parse_score
 from atlas_actors.llm.usage import Usage
+from atlas_actors.resources import AsyncResource
 from atlas_actors.types import Candidate, Task
 
 FALLBACK_SCORE = 0.5
 """Score given when the model's answer has no readable score."""
 
 
-class LLMScorer:
+class LLMScorer(AsyncResource):
     """Scores candidates with an LLM judge (a discriminator backend).
 
     Args:
@@ -56,17 +56,6 @@ class LLMScorer:
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
-
-    async def __aenter__(self) -> LLMScorer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def _task_text(self, task: Task) -> str:
         text = self._texts.get(task.id)

@@ -21,7 +21,6 @@ from __future__ import annotations
 import logging
 import random
 from collections import OrderedDict
-from types import TracebackType
 from typing import Any
 
 import anyio.to_thread
@@ -31,6 +30,7 @@ from atlas_actors.llm import prompts
 from atlas_actors.llm.client import LLMClient, LLMStatusError
 from atlas_actors.llm.extract import extract_program
 from atlas_actors.llm.usage import Usage
+from atlas_actors.resources import AsyncResource
 from atlas_actors.types import Candidate, Task
 
 log = logging.getLogger(__name__)
@@ -53,7 +53,7 @@ class _TaskView:
         self.train = train
 
 
-class LLMProgramProposer:
+class LLMProgramProposer(AsyncResource):
     """Proposes ARC ``transform(grid)`` programs with an LLM (see module docs).
 
     Args:
@@ -102,17 +102,6 @@ class LLMProgramProposer:
     async def aclose(self) -> None:
         if self._owns_client:
             await self.client.aclose()
-
-    async def __aenter__(self) -> LLMProgramProposer:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     # -- the task --------------------------------------------------------------------------------
 
