@@ -8,14 +8,14 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import subprocess
-import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import anyio
 from anyio.abc import ByteReceiveStream
@@ -288,53 +288,24 @@ def run_in_bubblewrap_sync(
     tmpfs_mb: int = 256,
     bwrap_path: str | None = None,
 ) -> SandboxResult:
-    """Blocking twin of :func:`run_in_bubblewrap` (for threads and scripts, not async code)."""
-    argv, launch, cgroup = _prepare(
-        attempt_dir, script_path, python_bin, args, extra_env, memory_mb,
-        cpu_time_s if cpu_time_s is not None else timeout_s,
-        max_processes, max_file_bytes, tmpfs_mb, bwrap_path, timeout_s,
-    )  # fmt: skip
-    out, err = _Tail(stdout_limit_bytes), _Tail(stderr_limit_bytes)
-    start = time.monotonic()
-    timed_out = False
-    try:
-        try:
-            proc = subprocess.Popen(
-                launch,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-        except OSError as exc:
-            raise SandboxError(f"could not start bwrap: {exc}") from exc
-
-        def pump(stream: IO[bytes] | None, tail: _Tail) -> None:
-            if stream is None:
-                return
-            fd = stream.fileno()
-            while chunk := os.read(fd, _CHUNK):
-                tail.feed(chunk)
-
-        threads = [
-            threading.Thread(target=pump, args=(proc.stdout, out), daemon=True),
-            threading.Thread(target=pump, args=(proc.stderr, err), daemon=True),
-        ]
-        for t in threads:
-            t.start()
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _kill_group(proc.pid)
-            cgroup.kill_all()
-            proc.wait()
-            for t in threads:
-                t.join(timeout=10)
-            for s in (proc.stdout, proc.stderr):
-                if s is not None:
-                    s.close()
-    finally:
-        cgroup.remove()
-    return _result(argv, proc.returncode, timed_out, out, err, time.monotonic() - start)
+    """Blocking :func:`run_in_bubblewrap`: runs it on an event loop of its own (for threads
+    and scripts, not for code already inside an event loop)."""
+    return anyio.run(
+        functools.partial(
+            run_in_bubblewrap,
+            attempt_dir,
+            script_path,
+            python_bin,
+            args,
+            timeout_s,
+            stdout_limit_bytes,
+            stderr_limit_bytes,
+            extra_env,
+            memory_mb=memory_mb,
+            cpu_time_s=cpu_time_s,
+            max_processes=max_processes,
+            max_file_bytes=max_file_bytes,
+            tmpfs_mb=tmpfs_mb,
+            bwrap_path=bwrap_path,
+        )
+    )
