@@ -29,6 +29,7 @@ import anyio
 import numpy as np
 import numpy.typing as npt
 
+from atlas_actors.environments.base import TaskHolder
 from atlas_actors.errors import (
     ConfigError,
     EnvironmentNotReady,
@@ -282,7 +283,7 @@ def _as_grids(solution: Any) -> list[Any]:
     return [solution]
 
 
-class ARCEnvironment(AsyncResource):
+class ARCEnvironment(TaskHolder, AsyncResource):
     """ARC-AGI environment: exact grid checks with a cell-similarity partial score.
 
     Args:
@@ -392,12 +393,6 @@ class ARCEnvironment(AsyncResource):
     def score_sync(self, solutions: Sequence[Any]) -> list[Outcome]:
         """Blocking :meth:`score`, for worker threads and actors."""
         return [self.score_program(s) for s in solutions]
-
-    @property
-    def task(self) -> Task:
-        if self._task is None:
-            raise EnvironmentNotReady("no task set: call reset(task) first")
-        return self._task
 
     # -- ARC specifics -----------------------------------------------------------------
 

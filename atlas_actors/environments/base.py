@@ -110,7 +110,20 @@ class Evaluator(Protocol):
         ...
 
 
-class PassthroughEnvironment:
+class TaskHolder:
+    """The ``task`` property of an environment: the task given to ``reset``."""
+
+    _task: Task | None = None
+
+    @property
+    def task(self) -> Task:
+        """The current task; raises :class:`EnvironmentNotReady` before ``reset``."""
+        if self._task is None:
+            raise EnvironmentNotReady("no task set: call reset(task) first")
+        return self._task
+
+
+class PassthroughEnvironment(TaskHolder):
     """For tasks without a verifier: every solution is accepted.
 
     Verification is delegated to whoever supplied the solution.
@@ -124,7 +137,7 @@ class PassthroughEnvironment:
         return task.description
 
     async def verify(self, solution: Any) -> Outcome:
-        self._require_task()
+        _ = self.task  # raises before reset
         return Outcome(
             success=True,
             partial_score=1.0,
@@ -133,15 +146,6 @@ class PassthroughEnvironment:
 
     async def score(self, solutions: Sequence[Any]) -> list[Outcome]:
         return [await self.verify(s) for s in solutions]
-
-    @property
-    def task(self) -> Task:
-        return self._require_task()
-
-    def _require_task(self) -> Task:
-        if self._task is None:
-            raise EnvironmentNotReady("no task set: call reset(task) first")
-        return self._task
 
 
 def create_environment(task: Task, **options: Any) -> MinimalEnvironment:

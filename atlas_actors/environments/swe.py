@@ -37,6 +37,7 @@ from typing import Annotated, Any, Literal
 import anyio
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from atlas_actors.environments.base import TaskHolder
 from atlas_actors.environments.swe_instances import SWEInstance
 from atlas_actors.environments.swe_workspace import (
     IO_DIR,
@@ -147,7 +148,7 @@ def parse_action(action: Any) -> ApplyPatch | Edit | ViewFile | ListFiles | RunC
 # ------------------------------------------------------------------- environment
 
 
-class SWEEnvironment:
+class SWEEnvironment(TaskHolder):
     """SWE-bench instances in Docker containers (or bubblewrap), graded by swebench.
 
     Every argument is optional (``create_environment(task)`` passes none).
@@ -247,12 +248,6 @@ class SWEEnvironment:
                 except Exception:
                     pass
                 await client.close()
-
-    @property
-    def task(self) -> Task:
-        if self._task is None:
-            raise EnvironmentNotReady("no task set: call reset(task) first")
-        return self._task
 
     @property
     def instance(self) -> SWEInstance:
