@@ -22,8 +22,7 @@ import time
 from collections.abc import AsyncIterator, Collection, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 import ray
@@ -34,6 +33,7 @@ from atlas_actors.actors.coordinator import SearchCoordinatorActor, Solver
 from atlas_actors.actors.workers import EnvironmentFactory, ScorerFactory
 from atlas_actors.config import EngineConfig
 from atlas_actors.errors import ActorError, ConfigError
+from atlas_actors.resources import AsyncResource
 from atlas_actors.types import Task, TaskResult
 
 log = logging.getLogger(__name__)
@@ -122,7 +122,7 @@ class Progress:
         self.evaluations += result.evaluations
 
 
-class Engine:
+class Engine(AsyncResource):
     """Ray actors for environments and discriminators, a search coordinator, one API.
 
     ``environment_factory`` (picklable ``Task -> environment``), ``scorer_factory`` and
@@ -201,16 +201,9 @@ class Engine:
             if self._runtime.started:
                 await anyio.to_thread.run_sync(self._runtime.shutdown)
 
-    async def __aenter__(self) -> Engine:
-        return await self.start()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def __aenter__(self) -> Self:
+        await self.start()
+        return self
 
     def _coord(self) -> Any:
         if self._coordinator is None:
