@@ -101,10 +101,11 @@ class LLMConfig(_Config):
     send_seed: bool = True
     """Send a per-sample ``seed`` derived from the search's rng (vLLM, Ollama and
     OpenAI honour it; others ignore it)."""
-    http_backend: Literal["auto", "aiohttp", "httpx"] = "auto"
-    """HTTP transport under the ``openai`` SDK: ``aiohttp`` (the SDK's
-    ``DefaultAioHttpClient``, about half the CPU per request; asyncio only), ``httpx``
-    (the SDK's default), or ``auto`` (aiohttp when installed)."""
+    http_backend: Literal["auto", "direct", "aiohttp", "httpx"] = "auto"
+    """HTTP path: ``direct`` (one aiohttp session posting the JSON body, with the
+    ``openai`` SDK's retry policy; about a third of the SDK path's CPU per request;
+    asyncio only), ``aiohttp`` or ``httpx`` (through the ``openai`` SDK's async client
+    on that transport), or ``auto`` (``direct`` under asyncio, else ``httpx``)."""
 
 
 class EngineConfig(_Config):

@@ -13,7 +13,7 @@ the two processes get, not by the client's design.
 
     python scripts/bench_llm.py                       # C=64, L=200 ms, 2,000 requests
     python scripts/bench_llm.py --runs 5 --c1000      # add C=1000 in flight (L=1 s)
-    python scripts/bench_llm.py --backends aiohttp    # only the default transport
+    python scripts/bench_llm.py --backends direct     # only the default path
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class Scenario:
     requests: int
     rate_429: float = 0.0
     retry_after: float = 0.1
-    backend: str = "aiohttp"
+    backend: str = "direct"
 
 
 @dataclass
@@ -220,7 +220,9 @@ def main() -> None:
     p.add_argument("--c1000-latency", type=float, default=1.0)
     p.add_argument("--c1000-requests", type=int, default=5000)
     p.add_argument(
-        "--backends", default="aiohttp,httpx", help="HTTP transports to compare (http_backend)"
+        "--backends",
+        default="direct,aiohttp",
+        help="HTTP paths to compare (http_backend: direct, aiohttp, httpx)",
     )
     args = p.parse_args()
     c, lat, n = args.concurrency, args.latency, args.requests

@@ -1,11 +1,14 @@
 """Async client for any OpenAI-compatible chat-completions endpoint.
 
-Built on the ``openai`` SDK's :class:`~openai.AsyncOpenAI`. What it adds:
+Two HTTP paths behind one interface (``LLMConfig.http_backend``): the default
+``direct`` path (:mod:`atlas_actors.llm.transport`: one aiohttp session, the SDK's retry
+policy re-stated) and the ``openai`` SDK's :class:`~openai.AsyncOpenAI` (``aiohttp`` or
+``httpx`` transport). Both pass the same fault-injection tests. What the client adds:
 
 * **Concurrency limit**: an :class:`anyio.CapacityLimiter` of ``max_concurrency``
   requests in flight (and an HTTP connection pool of the same size).
-* **Retries** are the SDK's (``max_retries``). In the installed SDK (openai 3.x,
-  ``_base_client.py``) they cover 408, 409, 429, every 5xx, connection errors and
+* **Retries** follow the SDK's policy (``max_retries``). In the installed SDK (openai
+  3.x, ``_base_client.py``) it covers 408, 409, 429, every 5xx, connection errors and
   timeouts, never other 4xx (400, 401, 403, 404, 422); the wait honours
   ``retry-after-ms`` / ``Retry-After`` when it is > 0 and <= 120 s, otherwise it is
   exponential backoff 0.5 s · 2^k capped at 8 s, minus up to 25 % jitter. A
@@ -26,11 +29,11 @@ Built on the ``openai`` SDK's :class:`~openai.AsyncOpenAI`. What it adds:
   (:attr:`LLMClient.usage`) and into any accumulator the caller passes.
 * **Response cache** (``cache_dir``): keyed by (model, messages, parameters, sample
   index); a rerun with the same seeds makes zero calls and replays identically.
-* **Cheap per request**: requests go through the SDK's low-level ``post`` (same
-  retries, timeouts and errors, without the typed-parameter transform and response
-  models) over the SDK's aiohttp transport when available (``http_backend``), about
-  1.4 ms of CPU per request against 3.4 ms for ``chat.completions.create`` on httpx
-  (``scripts/bench_llm.py``).
+* **Cheap per request**: the direct path costs about 0.5 ms of client CPU per
+  request, against about 1.5 ms through the SDK's low-level ``post`` on its aiohttp
+  transport and 3.4 ms for ``chat.completions.create`` on httpx
+  (``scripts/bench_llm.py``); at C = 64, L = 200 ms that is the difference between
+  about 0.91 and 0.85 of the concurrency limit's C / L on a 2-core machine.
 
 API key: the environment variable named by ``api_key_env`` is read when the client is
 constructed. When it is unset (or ``api_key_env`` is None) the key ``"EMPTY"`` is sent:
@@ -46,8 +49,9 @@ import contextvars
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import anyio
@@ -56,6 +60,12 @@ import openai
 from atlas_actors.config import LLMConfig
 from atlas_actors.errors import LLMError, LLMTimeout
 from atlas_actors.llm.cache import ResponseCache, cache_key
+from atlas_actors.llm.transport import (
+    AttemptTimeout,
+    ConnectFailure,
+    DirectTransport,
+    StatusFailure,
+)
 from atlas_actors.llm.usage import Usage
 from atlas_actors.resources import AsyncResource
 
@@ -146,6 +156,8 @@ class LLMClient(AsyncResource):
         self._api_key = key
         self._limiter = anyio.CapacityLimiter(config.max_concurrency)
         self._openai: openai.AsyncOpenAI | None = None
+        self._direct: DirectTransport | None = None
+        self._post: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
         self._loop: object = None
         self._cache = ResponseCache(config.cache_dir) if config.cache_dir else None
         self._key_locks: dict[str, anyio.Lock] = {}
@@ -154,38 +166,66 @@ class LLMClient(AsyncResource):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def _sdk(self) -> openai.AsyncOpenAI:
-        """The SDK client for the running event loop (made on first use).
+    def _poster(self) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        """The request function for the running event loop (made on first use).
 
         HTTP connection pools belong to one event loop: a client used again under a
-        new loop (a second ``anyio.run``) gets a fresh SDK client and limiter.
+        new loop (a second ``anyio.run``) gets a fresh pool and limiter.
         """
         try:
             loop: object = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio
             loop = None
-        if self._openai is None or loop is not self._loop:
-            if self._openai is not None:
+        if self._post is None or loop is not self._loop:
+            if self._post is not None:
                 log.debug("LLM client reused under a new event loop: new connection pool")
                 self._limiter = anyio.CapacityLimiter(self.config.max_concurrency)
-            cfg = self.config
-            timeout = openai.Timeout(cfg.timeout_s, connect=min(cfg.timeout_s, 10.0))
-            self._openai = openai.AsyncOpenAI(
-                base_url=cfg.base_url,
-                api_key=self._api_key,
-                max_retries=cfg.max_retries,
-                timeout=timeout,
-                http_client=_make_http_client(cfg, timeout),
-            )
+                self._openai = self._direct = None
+            self._post = self._make_poster(asyncio_loop=loop is not None)
             self._loop = loop
-        return self._openai
+        return self._post
+
+    def _make_poster(self, *, asyncio_loop: bool) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+        cfg = self.config
+        backend = cfg.http_backend
+        if backend == "direct" or (backend == "auto" and asyncio_loop):
+            direct = DirectTransport(
+                cfg.base_url,
+                self._api_key,
+                max_connections=cfg.max_concurrency,
+                timeout_s=cfg.timeout_s,
+                max_retries=cfg.max_retries,
+                on_attempt=_note_attempt,
+            )
+            self._direct = direct
+            return partial(direct.post, "/chat/completions")
+        timeout = openai.Timeout(cfg.timeout_s, connect=min(cfg.timeout_s, 10.0))
+        sdk = openai.AsyncOpenAI(
+            base_url=cfg.base_url,
+            api_key=self._api_key,
+            max_retries=cfg.max_retries,
+            timeout=timeout,
+            http_client=_make_http_client(cfg, timeout),
+        )
+        self._openai = sdk
+
+        async def post(body: dict[str, Any]) -> Any:
+            # The SDK's low-level post: its retries, timeouts and errors, without its
+            # per-call typing transform and response models.
+            return await sdk.post("/chat/completions", body=body, cast_to=dict)
+
+        return post
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the client may be used again afterwards)."""
         sdk, self._openai = self._openai, None
-        if sdk is not None:
-            with anyio.CancelScope(shield=True):
+        direct, self._direct = self._direct, None
+        self._post = None
+        with anyio.CancelScope(shield=True):
+            if sdk is not None:
                 await sdk.close()
+            if direct is not None:
+                await direct.aclose()
 
     @property
     def in_flight(self) -> int:
@@ -333,19 +373,12 @@ class LLMClient(AsyncResource):
         own_retries = 0
         start = time.perf_counter()
         try:
-            sdk = self._sdk()
+            post = self._poster()
             async with self._limiter:
                 with anyio.fail_after(deadline):
                     while True:
                         try:
-                            # The SDK's low-level post: its retries, timeouts and errors,
-                            # without its per-call typing transform and response models
-                            # (a third of the client's CPU per request).
-                            data = await sdk.post(
-                                "/chat/completions",
-                                body={"model": cfg.model, "messages": msgs, **kwargs},
-                                cast_to=dict,
-                            )
+                            data = await post({"model": cfg.model, "messages": msgs, **kwargs})
                             texts, reasons, tokens = _parse_completion(data, len(batch))
                             break
                         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -364,7 +397,7 @@ class LLMClient(AsyncResource):
                 f"{cfg.base_url}: the call did not complete within {deadline:g} s "
                 f"(total_timeout_s) after {attempts.count} attempt(s)"
             ) from exc
-        except openai.APITimeoutError as exc:
+        except (openai.APITimeoutError, AttemptTimeout) as exc:
             call_usage.errors += 1
             if _connection_failure(exc):  # the aiohttp transport reports these as timeouts
                 raise LLMConnectionError(
@@ -375,7 +408,7 @@ class LLMClient(AsyncResource):
                 f"{cfg.base_url}: no answer within timeout_s={cfg.timeout_s:g} s, "
                 f"{attempts.count} attempt(s)"
             ) from exc
-        except openai.APIStatusError as exc:
+        except (openai.APIStatusError, StatusFailure) as exc:
             call_usage.errors += 1
             hint = ""
             if exc.status_code == 401:
@@ -390,7 +423,7 @@ class LLMClient(AsyncResource):
                 status_code=exc.status_code,
                 retries=max(0, attempts.count - 1),
             ) from exc
-        except openai.APIConnectionError as exc:
+        except (openai.APIConnectionError, ConnectFailure) as exc:
             call_usage.errors += 1
             raise LLMConnectionError(
                 f"{cfg.base_url}: connection failed after {attempts.count} attempt(s): "
@@ -492,10 +525,14 @@ def _reason(value: object) -> str | None:
     return str(value) if value else None
 
 
-async def _count_attempt(_request: Any) -> None:
+def _note_attempt() -> None:
     attempts = _ATTEMPTS.get()
     if attempts is not None:
         attempts.count += 1
+
+
+async def _count_attempt(_request: Any) -> None:
+    _note_attempt()
 
 
 def _short(text: str, limit: int = 300) -> str:

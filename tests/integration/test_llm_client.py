@@ -32,9 +32,9 @@ MSGS = [{"role": "user", "content": "hello there"}]
 _BACKEND = {"name": "auto"}
 
 
-@pytest.fixture(autouse=True, params=["aiohttp", "httpx"])
+@pytest.fixture(autouse=True, params=["direct", "aiohttp", "httpx"])
 def http_backend(request: pytest.FixtureRequest) -> str:
-    """Every test runs on both HTTP transports the SDK offers."""
+    """Every test runs on the direct path and on both transports under the SDK."""
     _BACKEND["name"] = request.param
     return str(request.param)
 
