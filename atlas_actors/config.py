@@ -139,6 +139,10 @@ class EngineConfig(_Config):
     proposers, ``coordinator`` with an LLM."""
     max_restarts: int = Field(default=2, ge=0)
     """Times Ray itself restarts a crashed actor in place before the pool replaces it."""
+    coordinator_restarts: int = Field(default=2, ge=0)
+    """Times the engine starts a new search coordinator after the old one died (its
+    environment actors die with it), re-submitting the tasks whose results had not
+    arrived; one more death raises :class:`~atlas_actors.errors.ActorError`."""
     namespace: str | None = None
     """Ray namespace for the engine's actors (None: Ray's anonymous namespace)."""
     runtime_env: dict[str, Any] | None = None

@@ -16,6 +16,7 @@ own (works in Jupyter, FastAPI, pytest-asyncio). Cancelling ``solve`` or leaving
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import time
@@ -144,6 +145,9 @@ class Engine(AsyncResource):
         self._solver = solver
         self._runtime = RayRuntime(self.config)
         self._coordinator: Any = None
+        self._replace_lock = anyio.Lock()
+        self.coordinator_restarts = 0
+        """New coordinators started after one died."""
         self.workers = 0
         """Environment actors in use (resolved at start)."""
         self.info: dict[str, Any] = {}
@@ -159,30 +163,58 @@ class Engine(AsyncResource):
         try:
             cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]
             self.workers = self.config.workers or max(1, int(cpus))
-            # the coordinator is I/O bound (num_cpus=0) and lives beside the driver
-            # (on a cluster: normally the head node), not on a worker that may go away
-            here = ray.get_runtime_context().get_node_id()
-            opts: dict[str, Any] = {
-                "num_cpus": 0,
-                "max_concurrency": 10_000,
-                "scheduling_strategy": NodeAffinitySchedulingStrategy(here, soft=True),
-            }
-            if self.config.namespace:
-                opts["namespace"] = self.config.namespace
-            self._coordinator = SearchCoordinatorActor.options(**opts).remote(
-                self.config,
-                self.workers,
-                environment_factory=self._environment_factory,
-                scorer_factory=self._scorer_factory,
-                solver=self._solver,
-            )
-            self.info = await self._coordinator.start.remote()
+            await self._spawn_coordinator()
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.aclose()
             raise
         self.progress = Progress()
         return self
+
+    async def _spawn_coordinator(self) -> None:
+        # the coordinator is I/O bound (num_cpus=0) and lives beside the driver (on a
+        # cluster: normally the head node), not on a worker that may go away
+        here = ray.get_runtime_context().get_node_id()
+        opts: dict[str, Any] = {
+            "num_cpus": 0,
+            "max_concurrency": 10_000,
+            "scheduling_strategy": NodeAffinitySchedulingStrategy(here, soft=True),
+        }
+        if self.config.namespace:
+            opts["namespace"] = self.config.namespace
+        self._coordinator = SearchCoordinatorActor.options(**opts).remote(
+            self.config,
+            self.workers,
+            environment_factory=self._environment_factory,
+            scorer_factory=self._scorer_factory,
+            solver=self._solver,
+        )
+        self.info = await self._coordinator.start.remote()
+
+    async def _replace_coordinator(self, dead: Any, error: RayActorError) -> None:
+        """Start a new coordinator in place of ``dead`` (once, however many callers saw
+        it die), or raise :class:`ActorError` when the restarts are used up."""
+        async with self._replace_lock:
+            if self._coordinator is not dead:
+                self._coord()  # already replaced by another caller (or closed)
+                return
+            if self.coordinator_restarts >= self.config.coordinator_restarts:
+                raise ActorError(
+                    f"the search coordinator died (restarted {self.coordinator_restarts} "
+                    f"time(s), coordinator_restarts={self.config.coordinator_restarts}): "
+                    f"{error}"
+                ) from error
+            self.coordinator_restarts += 1
+            log.warning(
+                "the search coordinator died; starting a new one (%d/%d): %s",
+                self.coordinator_restarts,
+                self.config.coordinator_restarts,
+                error,
+            )
+            with contextlib.suppress(Exception):
+                ray.kill(dead, no_restart=True)
+            self._coordinator = None
+            await self._spawn_coordinator()
 
     async def aclose(self) -> None:
         """Stop the actors; shut Ray down if this engine started it."""
@@ -213,17 +245,27 @@ class Engine(AsyncResource):
     # -- solving ---------------------------------------------------------------------
 
     async def solve(self, task: Task) -> TaskResult:
-        """Search one task on the actors; cancelling this cancels the remote search."""
-        ref = self._coord().solve.remote(task)
+        """Search one task on the actors; cancelling this cancels the remote search.
+
+        If the coordinator dies, a new one is started and the task searched again (up
+        to ``coordinator_restarts`` times)."""
         self.progress.submitted += 1
-        try:
-            result: TaskResult = await ref
-        except anyio.get_cancelled_exc_class():
-            ray.cancel(ref)
-            self.progress.submitted -= 1
-            raise
-        except RayActorError as e:
-            raise ActorError(f"the search coordinator died: {e}") from e
+        while True:
+            coordinator = self._coord()
+            ref = coordinator.solve.remote(task)
+            try:
+                result: TaskResult = await ref
+                break
+            except anyio.get_cancelled_exc_class():
+                ray.cancel(ref)
+                self.progress.submitted -= 1
+                raise
+            except RayActorError as e:
+                try:
+                    await self._replace_coordinator(coordinator, e)
+                except BaseException:
+                    self.progress.submitted -= 1
+                    raise
         self.progress.record(result)
         return result
 
@@ -235,33 +277,45 @@ class Engine(AsyncResource):
         Tasks whose id is in ``skip`` (e.g. those already in a results file) are not
         searched. Leaving the loop early (``break``, an exception, cancellation)
         cancels the remaining searches; wrap in ``contextlib.aclosing`` to make that
-        immediate rather than at garbage collection.
+        immediate rather than at garbage collection. If the coordinator dies, a new one
+        is started and the tasks whose results had not arrived are submitted again (up
+        to ``coordinator_restarts`` times): each task's result is yielded once.
         """
         tasks = list(tasks)
         ids = [t.id for t in tasks]
         if len(set(ids)) != len(ids):
             dup = sorted({i for i in ids if ids.count(i) > 1})
             raise ConfigError(f"tasks: duplicate task ids {dup[:5]} (ids must be unique)")
-        skip = set(skip)
-        todo = sum(t.id not in skip for t in tasks)
+        done = set(skip)
+        todo = sum(t.id not in done for t in tasks)
         self.progress.skipped += len(tasks) - todo
         if todo == 0:
             return
         self.progress.submitted += todo
-        gen = self._coord().solve_many.options(num_returns="streaming").remote(tasks, skip)
         received = 0
         try:
-            async for ref in gen:
+            while received < todo:
+                coordinator = self._coord()
+                gen = coordinator.solve_many.options(num_returns="streaming").remote(
+                    tasks, set(done)
+                )
+                died: RayActorError | None = None
                 try:
-                    result: TaskResult = await ref
+                    async for ref in gen:
+                        result: TaskResult = await ref
+                        received += 1
+                        done.add(result.task_id)
+                        self.progress.record(result)
+                        yield result
                 except RayActorError as e:
-                    raise ActorError(f"the search coordinator died: {e}") from e
-                received += 1
-                self.progress.record(result)
-                yield result
+                    died = e
+                finally:
+                    if died is None and received < todo:
+                        ray.cancel(gen)  # left early: stop the remote searches
+                if died is not None:
+                    await self._replace_coordinator(coordinator, died)
         finally:
             if received < todo:
-                ray.cancel(gen)
                 self.progress.submitted -= todo - received
 
     # -- introspection ----------------------------------------------------------------

@@ -20,6 +20,7 @@ from actor_fakes import FakeFactory, failing_solver, fake_solver
 
 from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool
 from atlas_actors.config import EngineConfig
+from atlas_actors.errors import ActorError
 from atlas_actors.environments.base import LocalEvaluator
 from atlas_actors.search.solve import task_seed
 from atlas_actors.types import Candidate, Outcome, Task, TaskResult
@@ -133,6 +134,42 @@ async def test_killing_actors_20_times_loses_and_double_counts_nothing(
     total = sum(r.evaluations for r in expected.values())
     assert stats["evaluations"] % total == 0, (stats["evaluations"], total)
     assert stats["evaluations"] == total * stats["tasks_finished"] // len(ts)
+
+
+async def test_a_dead_coordinator_is_replaced_and_every_result_arrives_once(
+    ray_session: Any,
+) -> None:
+    ts = tasks(8, generations=4, batch=8)
+    expected = await local_results(ts)
+    config = EngineConfig(workers=2, batch_size=4, max_concurrent_tasks=2, discriminators=0)
+    async with Engine(
+        config, environment_factory=FakeFactory(delay_s=0.1), solver=fake_solver
+    ) as engine:
+        first = engine.coordinator
+        old_actors = await engine.environment_actors()
+        got: list[TaskResult] = []
+        with anyio.fail_after(120):
+            async for r in engine.solve_many(ts):
+                got.append(r)
+                if len(got) == 2:  # mid-run: some done, some running, some queued
+                    ray.kill(first, no_restart=True)
+        assert engine.coordinator_restarts == 1
+        assert engine.coordinator is not first
+        assert sorted(r.task_id for r in got) == sorted(t.id for t in ts)  # each once
+        assert all(same(r, expected[r.task_id]) for r in got)
+        assert engine.progress.done == 8 and engine.progress.running == 0
+        # the old coordinator's environment actors died with it; new ones serve
+        new_actors = await engine.environment_actors()
+        assert {a._actor_id for a in new_actors}.isdisjoint({a._actor_id for a in old_actors})
+        # solve() recovers the same way
+        ray.kill(engine.coordinator, no_restart=True)
+        assert same(await engine.solve(ts[0]), expected[ts[0].id])
+        assert engine.coordinator_restarts == 2
+        # restarts used up: the next death is an ActorError naming the setting
+        ray.kill(engine.coordinator, no_restart=True)
+        with pytest.raises(ActorError, match="coordinator_restarts=2"):
+            await engine.solve(ts[1])
+        assert engine.progress.running == 0
 
 
 async def run_again(engine: Engine, ts: list[Task], results: dict[str, TaskResult]) -> None:
