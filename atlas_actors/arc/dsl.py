@@ -34,6 +34,7 @@ SELECTORS = (
     "largest", "smallest", "largest_bbox", "smallest_bbox", "most_colors", "top", "bottom",
     "left", "right", "densest", "sparsest", "most_holes", "tallest", "widest",
     "unique_color", "unique_shape", "unique_size", "common_shape", "common_color",
+    "symmetric", "asymmetric",
 )  # fmt: skip
 FEATURES = (
     "size", "height", "width", "area", "top", "left", "bottom", "right", "ncolors", "color",
@@ -47,6 +48,8 @@ PICK_SELS = (
     "least",
     "most_colors",
     "least_colors",
+    "sym",
+    "asym",
     *tuple(f"i{i}" for i in range(9)),
 )
 GRAVITY = ("down", "up", "left", "right")
@@ -54,6 +57,7 @@ RAY_DIRS = tuple(prims._DIRS)
 SYM_KINDS = ("h", "v", "hv", "rot", "diag")
 COUNT_WHAT = ("objects", "cells")
 GRID_FEATURES = ("mask", "ncolors", "nobjects4", "nobjects8", "ncells", "symmetric", "top_color")
+ALIGN_SIDES = ("top", "bottom", "left", "right")
 NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets")
 
 
@@ -140,6 +144,27 @@ def _ops() -> dict[str, OpSpec]:
         ("crop_at", P.crop_at, ("g", "d", "d", "k", "k")),
         ("const_grid", P.const_grid, ("g", "k", "k", "c")),
         ("connect_diag", P.connect_diag, ("g", "cd", "cd", "c")),
+        ("lattice_fill", P.lattice_fill, ("g", "c", "b")),
+        ("stamp", P.stamp, ("g", "table", "c")),
+        ("rays_all", P.rays_all, ("g", RAY_DIRS, "b", "c")),
+        ("attract", P.attract, ("g", "c", "b", "c")),
+        ("symmetrize_about", P.symmetrize_about, ("g", "c", ("h", "v", "hv", "rot"), "c")),
+        ("stripes", P.stripes, ("g", "c")),
+        ("color_list", P.color_list, ("g", ("desc", "asc", "desc1"), ("v", "h"), "c")),
+        ("fold", P.fold, ("g", ("h", "v"), "c")),
+        ("line_majority", P.line_majority, ("g", ("rows", "cols", "auto"))),
+        ("continue_period", P.continue_period, ("g", GRAVITY, "c")),
+        ("flood_from", P.flood_from, ("g", "c", "c")),
+        ("canvas", P.canvas, ("g", "k", "k", "c")),
+        ("repeat_bbox", P.repeat_bbox, ("g", ("v", "h", "hv"), "c")),
+        ("fill_regions", P.fill_regions, ("g", ("largest", "smallest"), "c", "c")),
+        ("cells_map", P.cells_map, ("g", GRID_FEATURES, "table", "c")),
+        ("fill_color_bbox", P.fill_color_bbox, ("g", "c")),
+        ("spiral", P.spiral, ("g", "c")),
+        ("count_fill", P.count_fill, ("g", ("objects", "big", "cells"), "c", "k", "k", "c")),
+        ("align", P.align, ("g", "c", ALIGN_SIDES, "c")),
+        ("project", P.project, ("g", "c", "c")),
+        ("paint_template", P.paint_template, ("g", ("shape", "cell"), "b", "conn", "c")),
     ]
     return {n: OpSpec(n, f, k) for n, f, k in table}
 

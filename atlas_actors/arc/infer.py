@@ -19,6 +19,7 @@ from atlas_actors.arc.dsl import (
     FEATURES,
     GRAVITY,
     GRID_FEATURES,
+    PICK_SELS,
     SELECTORS,
     SPLIT_MODES,
     SYM_KINDS,
@@ -86,6 +87,28 @@ class Ctx:
                 ),
             )
         )
+
+    @property
+    def grows(self) -> bool:
+        """Same shapes, no target has fewer non-background cells than its state and
+        some has more (something is painted on)."""
+
+        def f() -> bool:
+            pairs = list(zip(self.train, self.targets, strict=False))
+            # the task's background, or each state's commonest colour
+            for bgs in (
+                [self.bg] * len(pairs),
+                [int(np.bincount(s.ravel()).argmax()) for s in self.train],
+            ):
+                d = [
+                    int((t != b).sum()) - int((s != b).sum())
+                    for (s, t), b in zip(pairs, bgs, strict=True)
+                ]
+                if min(d) >= 0 and max(d) > 0:
+                    return True
+            return False
+
+        return self.same_shape and bool(self._get("grows", f))
 
     @property
     def state_colors(self) -> list[int]:
@@ -475,8 +498,10 @@ def g_split_overlay(ctx: Ctx) -> Iterator[Args]:
 def g_split_pick(ctx: Ctx) -> Iterator[Args]:
     if not ctx.smaller:
         return
+    # every selector, but of the parts by index only the first two
+    sels = [s for s in PICK_SELS if not s.startswith("i") or s in ("i0", "i1")]
     for mode in SPLIT_MODES:
-        for sel in ("unique", "most", "least", "most_colors", "least_colors", "i0", "i1"):
+        for sel in sels:
             yield (mode, sel, ctx.bg)
 
 
@@ -521,6 +546,8 @@ def g_rays(ctx: Ctx) -> Iterator[Args]:
         for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
             yield (c, d, 1, ctx.bg)
             yield (c, d, 0, ctx.bg)
+        for d in ("ul", "ur", "dl", "dr"):
+            yield (c, d, 1, ctx.bg)
 
 
 def g_connect(ctx: Ctx) -> Iterator[Args]:
@@ -618,6 +645,272 @@ def g_period_repair(ctx: Ctx) -> Iterator[Args]:
     if ctx.same_shape:
         for c in _noise_colors(ctx):
             yield (c,)
+
+
+def g_lattice_fill(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        for c in _noise_colors(ctx):
+            yield (c, 0)
+    elif ctx.smaller:
+        for c in _noise_colors(ctx) or ctx.state_colors[:4]:
+            yield (c, 1)
+
+
+def _stamp_table(ctx: Ctx, radius: int) -> list[list[int]]:
+    """Per source colour and offset, the one colour the targets show there (on cells
+    that were background), when it is the same
+    at every source cell of every train pair. Only colours seen in two or more pairs,
+    and offsets seen at two or more source cells, count (a one-off is no rule)."""
+    vals: dict[int, set[int]] = {}
+    seen: dict[int, int] = {}
+    pairs: dict[int, int] = {}
+    for s, t in zip(ctx.train, ctx.targets, strict=False):
+        h, w = s.shape
+        for c in np.unique(s).tolist():
+            if c == ctx.bg:
+                continue
+            pairs[c] = pairs.get(c, 0) + 1
+            ys, xs = np.nonzero(s == c)
+            if ys.size > 200:
+                continue
+            for dy in range(-radius, radius + 1):
+                for dx in range(-radius, radius + 1):
+                    ny, nx = ys + dy, xs + dx
+                    inside = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+                    ny, nx = ny[inside], nx[inside]
+                    if dy or dx:
+                        free = s[ny, nx] == ctx.bg
+                        ny, nx = ny[free], nx[free]
+                    key = c * 25 + (dy + 2) * 5 + dx + 2
+                    vals.setdefault(key, set()).update(np.unique(t[ny, nx]).tolist())
+                    seen[key] = seen.get(key, 0) + int(ny.size)
+    table = []
+    for key, vs in sorted(vals.items()):
+        if len(vs) == 1 and seen[key] >= 2 and pairs[key // 25] >= 2 and key % 25 != 12:
+            v = next(iter(vs))
+            if v != ctx.bg:
+                table.append([key, v])
+    return table
+
+
+def g_stamp(ctx: Ctx) -> Iterator[Args]:
+    """Infer the pattern painted around each cell of each colour (radius 1, then 2), on
+    the input only (after other ops it mostly overfits)."""
+    if not ctx.same_shape or ctx.depth > 0:
+        return
+    seen: list[list[list[int]]] = []
+    for radius in (1, 2):
+        table = _stamp_table(ctx, radius)
+        if table and table not in seen and len(table) <= 40:
+            seen.append(table)
+            yield (table, ctx.bg)
+
+
+def g_rays_all(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.grows or ctx.depth > 1:
+        return
+    for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
+        yield (d, 1, ctx.bg)
+        yield (d, 0, ctx.bg)
+    for d in ("ul", "ur", "dl", "dr"):
+        yield (d, 1, ctx.bg)
+
+
+def g_attract(ctx: Ctx) -> Iterator[Args]:
+    """Colours whose cells are not where they were in some pair (they moved, or moved
+    and were recoloured)."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for c in ctx.state_colors[:5]:
+        if any(((s == c) != (t == c)).any() for s, t in zip(ctx.train, ctx.targets, strict=False)):
+            yield (c, 0, ctx.bg)
+            yield (c, 1, ctx.bg)
+    if _colors_vary(ctx):
+        for r in (10, 12):
+            yield (r, 0, ctx.bg)
+            yield (r, 1, ctx.bg)
+
+
+def _colors_vary(ctx: Ctx) -> bool:
+    """The train states do not all use the same non-background colours."""
+    return len({frozenset(np.unique(s).tolist()) - {ctx.bg} for s in ctx.train}) > 1
+
+
+def _bg_varies(ctx: Ctx) -> bool:
+    """The most common colour is not the same in every train state."""
+    return len({int(np.bincount(s.ravel(), minlength=10).argmax()) for s in ctx.train}) > 1
+
+
+def g_align(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for c in ctx.state_colors[:5]:
+        for side in ("top", "bottom", "left", "right"):
+            yield (c, side, ctx.bg)
+
+
+def g_project(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.grows:
+        return
+    for c in ctx.state_colors[:5]:
+        yield (c, ctx.bg)
+    if _bg_varies(ctx):
+        yield (10, 13)
+
+
+def g_paint_template(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape:
+        return
+    for mode in ("shape", "cell"):
+        for conn in (8, 4):
+            yield (mode, 0, conn, ctx.bg)
+            yield (mode, 1, conn, ctx.bg)
+
+
+def g_symmetrize_about(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.grows or ctx.depth > 1:
+        return
+    cs = ctx.state_colors[:5] + ([10, 12] if len(ctx.state_colors) > 1 else [])
+    for c in cs:
+        for kind in ("h", "v", "hv", "rot"):
+            yield (c, kind, ctx.bg)
+
+
+def g_plain_grows(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        yield (ctx.bg,)
+
+
+def g_cells_map(ctx: Ctx) -> Iterator[Args]:
+    """Infer a cell feature -> colour table for grids cut into cells by separators."""
+    if not ctx.smaller or ctx.depth > 1:
+        return
+    cells = []
+    for s, t in zip(ctx.train, ctx.targets, strict=False):
+        try:
+            rsegs, csegs = prims._sep_segments(s, ctx.bg)
+        except ValueError:
+            return
+        if (len(rsegs), len(csegs)) != t.shape:
+            return
+        cells.append(
+            [
+                (s[y0:y1, x0:x1], int(t[i, j]))
+                for i, (y0, y1) in enumerate(rsegs)
+                for j, (x0, x1) in enumerate(csegs)
+            ]
+        )
+    found: list[tuple[int, str, dict[int, int]]] = []
+    for feat in GRID_FEATURES:
+        lut: dict[int, int] = {}
+        ok = True
+        for row in cells:
+            for cell, c in row:
+                if lut.setdefault(prims.grid_feature(cell, feat, ctx.bg), c) != c:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok and len(set(lut.values())) > 1:
+            # every test cell's feature value must have been seen in training
+            for x in ctx.states[ctx.n :]:
+                try:
+                    rsegs, csegs = prims._sep_segments(x, ctx.bg)
+                except ValueError:
+                    ok = False
+                    break
+                for y0, y1 in rsegs:
+                    for x0, x1 in csegs:
+                        ok &= prims.grid_feature(x[y0:y1, x0:x1], feat, ctx.bg) in lut
+            if ok:
+                found.append((len(lut), feat, lut))
+    found.sort(key=lambda f: f[0])
+    for _, feat, lut in found[:2]:
+        yield (feat, sorted([k, v] for k, v in lut.items() if v != ctx.bg), ctx.bg)
+
+
+def g_fill_regions(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        for c in ctx.paint_colors[:3]:
+            yield ("largest", c, ctx.bg)
+            yield ("smallest", c, ctx.bg)
+
+
+def g_flood_from(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        for c in ctx.state_colors[:6]:
+            yield (c, ctx.bg)
+
+
+def g_canvas(ctx: Ctx) -> Iterator[Args]:
+    for k in _ratio(ctx, False):
+        if k != (1, 1):
+            yield (*k, ctx.bg)
+
+
+def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        for axis in ("v", "h", "hv"):
+            yield (axis, ctx.bg)
+
+
+def g_fold(ctx: Ctx) -> Iterator[Args]:
+    if ctx.smaller:
+        yield ("h", ctx.bg)
+        yield ("v", ctx.bg)
+
+
+def g_line_majority(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        yield ("rows",)
+        yield ("cols",)
+        yield ("auto",)
+
+
+def g_continue_period(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows and ctx.depth <= 1:
+        for d in GRAVITY:
+            yield (d, ctx.bg)
+
+
+def g_color_list(ctx: Ctx) -> Iterator[Args]:
+    """Targets one cell wide (or high) listing distinct colours of the state."""
+    for axis, k in (("v", 1), ("h", 0)):
+        if all(t.shape[k] == 1 for t in ctx.targets):
+            for order in ("desc", "asc", "desc1"):
+                yield (order, axis, ctx.bg)
+
+
+def g_stripes(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape and all(int((s != ctx.bg).sum()) == 2 for s in ctx.states):
+        yield (ctx.bg,)
+
+
+def g_spiral(ctx: Ctx) -> Iterator[Args]:
+    """Targets drawn on blank inputs: the targets' one non-background colour."""
+    if not ctx.same_shape or any((s != s.flat[0]).any() for s in ctx.states):
+        return
+    for c in ctx.new_colors[:1]:
+        yield (c,)
+
+
+def g_count_fill(ctx: Ctx) -> Iterator[Args]:
+    """Targets of one shape holding one colour and the background."""
+    shapes = {t.shape for t in ctx.targets}
+    if len(shapes) != 1 or not ctx.smaller:
+        return
+    h, w = shapes.pop()
+    if h * w > 30:
+        return
+    cols = set()
+    for t in ctx.targets:
+        cols |= set(np.unique(t).tolist())
+    cols.discard(ctx.bg)
+    if len(cols) != 1:
+        return
+    c = cols.pop()
+    for what in ("objects", "big", "cells"):
+        yield (what, c, h, w, ctx.bg)
 
 
 def g_smaller_plain(ctx: Ctx) -> Iterator[Args]:
@@ -817,6 +1110,27 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "count_row": g_count_row,
     "local_rule": g_local_rule,
     "period_repair": g_period_repair,
+    "lattice_fill": g_lattice_fill,
+    "stamp": g_stamp,
+    "rays_all": g_rays_all,
+    "attract": g_attract,
+    "align": g_align,
+    "symmetrize_about": g_symmetrize_about,
+    "stripes": g_stripes,
+    "color_list": g_color_list,
+    "fold": g_fold,
+    "line_majority": g_line_majority,
+    "continue_period": g_continue_period,
+    "flood_from": g_flood_from,
+    "canvas": g_canvas,
+    "repeat_bbox": g_repeat_bbox,
+    "fill_regions": g_fill_regions,
+    "cells_map": g_cells_map,
+    "fill_color_bbox": g_plain_grows,
+    "spiral": g_spiral,
+    "count_fill": g_count_fill,
+    "project": g_project,
+    "paint_template": g_paint_template,
     "crop_period": g_smaller_plain,
     "cells_to_pixels": g_crop_bg,
     "upscale_by": g_upscale_by,

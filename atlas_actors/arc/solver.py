@@ -295,7 +295,13 @@ def _branch(e: Expr) -> str:
     return "x"
 
 
-_HEAVY = {"local_rule": 3.0, "recolor_by": 1.0, "filter_objects": 1.0, "recolor_rank": 0.5}
+_HEAVY = {
+    "local_rule": 3.0,
+    "stamp": 1.0,
+    "recolor_by": 1.0,
+    "filter_objects": 1.0,
+    "recolor_rank": 0.5,
+}
 
 
 def complexity(e: Expr) -> float:

@@ -20,8 +20,8 @@ from actor_fakes import FakeFactory, failing_solver, fake_solver
 
 from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool
 from atlas_actors.config import EngineConfig
-from atlas_actors.errors import ActorError
 from atlas_actors.environments.base import LocalEvaluator
+from atlas_actors.errors import ActorError
 from atlas_actors.search.solve import task_seed
 from atlas_actors.types import Candidate, Outcome, Task, TaskResult
 
