@@ -29,6 +29,15 @@ Grid = np.ndarray[Any, Any]
 Args = tuple[Any, ...]
 
 
+def _colors_besides(grids: list[Grid], bg: int) -> list[int]:
+    """The colours in any of ``grids`` other than ``bg``, sorted."""
+    cs: set[int] = set()
+    for g in grids:
+        cs |= set(np.unique(g).tolist())
+    cs.discard(bg)
+    return sorted(cs)
+
+
 @dataclass
 class Ctx:
     """What a generator may look at: intermediate grids (train then test) and targets."""
@@ -112,25 +121,11 @@ class Ctx:
 
     @property
     def state_colors(self) -> list[int]:
-        def f() -> list[int]:
-            cs: set[int] = set()
-            for s in self.states:
-                cs |= set(np.unique(s).tolist())
-            cs.discard(self.bg)
-            return sorted(cs)
-
-        return self._get("scol", f)  # type: ignore[no-any-return]
+        return self._get("scol", lambda: _colors_besides(self.states, self.bg))  # type: ignore[no-any-return]
 
     @property
     def target_colors(self) -> list[int]:
-        def f() -> list[int]:
-            cs: set[int] = set()
-            for t in self.targets:
-                cs |= set(np.unique(t).tolist())
-            cs.discard(self.bg)
-            return sorted(cs)
-
-        return self._get("tcol", f)  # type: ignore[no-any-return]
+        return self._get("tcol", lambda: _colors_besides(self.targets, self.bg))  # type: ignore[no-any-return]
 
     @property
     def new_colors(self) -> list[int]:
