@@ -49,9 +49,8 @@ import contextvars
 import logging
 import os
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import anyio
@@ -155,9 +154,7 @@ class LLMClient(AsyncResource):
         key = api_key if api_key is not None else resolve_api_key(config.api_key_env, environ)
         self._api_key = key
         self._limiter = anyio.CapacityLimiter(config.max_concurrency)
-        self._openai: openai.AsyncOpenAI | None = None
-        self._direct: DirectTransport | None = None
-        self._post: Callable[[dict[str, Any]], Awaitable[Any]] | None = None
+        self._transport: DirectTransport | _SDKTransport | None = None
         self._loop: object = None
         self._cache = ResponseCache(config.cache_dir) if config.cache_dir else None
         self._key_locks: dict[str, anyio.Lock] = {}
@@ -166,8 +163,8 @@ class LLMClient(AsyncResource):
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def _poster(self) -> Callable[[dict[str, Any]], Awaitable[Any]]:
-        """The request function for the running event loop (made on first use).
+    def _http(self) -> DirectTransport | _SDKTransport:
+        """The HTTP path for the running event loop (made on first use).
 
         HTTP connection pools belong to one event loop: a client used again under a
         new loop (a second ``anyio.run``) gets a fresh pool and limiter.
@@ -176,20 +173,19 @@ class LLMClient(AsyncResource):
             loop: object = asyncio.get_running_loop()
         except RuntimeError:  # not asyncio
             loop = None
-        if self._post is None or loop is not self._loop:
-            if self._post is not None:
+        if self._transport is None or loop is not self._loop:
+            if self._transport is not None:
                 log.debug("LLM client reused under a new event loop: new connection pool")
                 self._limiter = anyio.CapacityLimiter(self.config.max_concurrency)
-                self._openai = self._direct = None
-            self._post = self._make_poster(asyncio_loop=loop is not None)
+            self._transport = self._make_transport(asyncio_loop=loop is not None)
             self._loop = loop
-        return self._post
+        return self._transport
 
-    def _make_poster(self, *, asyncio_loop: bool) -> Callable[[dict[str, Any]], Awaitable[Any]]:
+    def _make_transport(self, *, asyncio_loop: bool) -> DirectTransport | _SDKTransport:
         cfg = self.config
         backend = cfg.http_backend
         if backend == "direct" or (backend == "auto" and asyncio_loop):
-            direct = DirectTransport(
+            return DirectTransport(
                 cfg.base_url,
                 self._api_key,
                 max_connections=cfg.max_concurrency,
@@ -197,35 +193,23 @@ class LLMClient(AsyncResource):
                 max_retries=cfg.max_retries,
                 on_attempt=_note_attempt,
             )
-            self._direct = direct
-            return partial(direct.post, "/chat/completions")
         timeout = openai.Timeout(cfg.timeout_s, connect=min(cfg.timeout_s, 10.0))
-        sdk = openai.AsyncOpenAI(
-            base_url=cfg.base_url,
-            api_key=self._api_key,
-            max_retries=cfg.max_retries,
-            timeout=timeout,
-            http_client=_make_http_client(cfg, timeout),
+        return _SDKTransport(
+            openai.AsyncOpenAI(
+                base_url=cfg.base_url,
+                api_key=self._api_key,
+                max_retries=cfg.max_retries,
+                timeout=timeout,
+                http_client=_make_http_client(cfg, timeout),
+            )
         )
-        self._openai = sdk
-
-        async def post(body: dict[str, Any]) -> Any:
-            # The SDK's low-level post: its retries, timeouts and errors, without its
-            # per-call typing transform and response models.
-            return await sdk.post("/chat/completions", body=body, cast_to=dict)
-
-        return post
 
     async def aclose(self) -> None:
         """Close the HTTP connections (the client may be used again afterwards)."""
-        sdk, self._openai = self._openai, None
-        direct, self._direct = self._direct, None
-        self._post = None
-        with anyio.CancelScope(shield=True):
-            if sdk is not None:
-                await sdk.close()
-            if direct is not None:
-                await direct.aclose()
+        transport, self._transport = self._transport, None
+        if transport is not None:
+            with anyio.CancelScope(shield=True):
+                await transport.aclose()
 
     @property
     def in_flight(self) -> int:
@@ -373,12 +357,15 @@ class LLMClient(AsyncResource):
         own_retries = 0
         start = time.perf_counter()
         try:
-            post = self._poster()
+            http = self._http()
             async with self._limiter:
                 with anyio.fail_after(deadline):
                     while True:
                         try:
-                            data = await post({"model": cfg.model, "messages": msgs, **kwargs})
+                            data = await http.post(
+                                "/chat/completions",
+                                {"model": cfg.model, "messages": msgs, **kwargs},
+                            )
                             texts, reasons, tokens = _parse_completion(data, len(batch))
                             break
                         except (ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -445,6 +432,21 @@ class LLMClient(AsyncResource):
             (cfg.price_input_per_mtok or 0.0) * tin + (cfg.price_output_per_mtok or 0.0) * tout
         ) / 1e6
         return texts, reasons
+
+
+class _SDKTransport:
+    """The ``openai`` SDK's client behind the same two calls as :class:`DirectTransport`."""
+
+    def __init__(self, sdk: openai.AsyncOpenAI) -> None:
+        self._sdk = sdk
+
+    async def post(self, path: str, body: dict[str, Any]) -> Any:
+        # The SDK's low-level post: its retries, timeouts and errors, without its
+        # per-call typing transform and response models.
+        return await self._sdk.post(path, body=body, cast_to=dict)
+
+    async def aclose(self) -> None:
+        await self._sdk.close()
 
 
 def _make_http_client(config: LLMConfig, timeout: openai.Timeout) -> Any:

@@ -132,20 +132,18 @@ class DirectTransport:
         user_agent: str = "atlas-actors",
     ) -> None:
         self._base = base_url.rstrip("/")
-        self._headers = {
-            "Authorization": f"Bearer {api_key}",
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": user_agent,
-        }
         self._timeout = aiohttp.ClientTimeout(total=timeout_s, connect=min(timeout_s, 10.0))
         self._max_retries = max_retries
         self._on_attempt = on_attempt
         self._session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=max(max_connections, 1), limit_per_host=0),
-            headers=self._headers,
+            headers={
+                "Authorization": f"Bearer {api_key}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": user_agent,
+            },
             timeout=self._timeout,
-            json_serialize=json.dumps,
         )
 
     async def post(self, path: str, body: Mapping[str, Any]) -> Any:
