@@ -166,6 +166,9 @@ def _ops() -> dict[str, OpSpec]:
         ("project", P.project, ("g", "c", "c")),
         ("paint_template", P.paint_template, ("g", ("shape", "cell"), "b", "conn", "c")),
     ]
+    from atlas_actors.arc import ops_cells, ops_shape
+
+    table += ops_cells.OP_TABLE + ops_shape.OP_TABLE
     return {n: OpSpec(n, f, k) for n, f, k in table}
 
 

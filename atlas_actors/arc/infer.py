@@ -1143,6 +1143,16 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
 by mutation)."""
 
 
+def _extensions() -> None:
+    from atlas_actors.arc import ops_cells, ops_shape
+
+    for mod in (ops_cells, ops_shape):
+        GENERATORS.update(mod.GENERATORS)
+
+
+_extensions()
+
+
 def infer_cmap(states: list[Grid], targets: list[Grid]) -> list[list[int]] | None:
     """A consistent cell-wise colour map taking every state to its target, if one exists."""
     lut = [-1] * 10
