@@ -25,17 +25,13 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc import prims
+from atlas_actors.arc.prims import GRID_FEATURES as GRID_FEATURES
+from atlas_actors.arc.prims import SELECTORS as SELECTORS
 from atlas_actors.errors import InvalidSolutionError
 
 Grid = np.ndarray[Any, Any]
 Expr = Any  # "x" or a tuple (op, *args)
 
-SELECTORS = (
-    "largest", "smallest", "largest_bbox", "smallest_bbox", "most_colors", "top", "bottom",
-    "left", "right", "densest", "sparsest", "most_holes", "tallest", "widest",
-    "unique_color", "unique_shape", "unique_size", "common_shape", "common_color",
-    "symmetric", "asymmetric",
-)  # fmt: skip
 FEATURES = (
     "size", "height", "width", "area", "top", "left", "bottom", "right", "ncolors", "color",
     "is_rect", "density", "touches_border", "holes", "nholes", "shape", "symmetric",
@@ -56,7 +52,6 @@ GRAVITY = ("down", "up", "left", "right")
 RAY_DIRS = tuple(prims._DIRS)
 SYM_KINDS = ("h", "v", "hv", "rot", "diag")
 COUNT_WHAT = ("objects", "cells")
-GRID_FEATURES = ("mask", "ncolors", "nobjects4", "nobjects8", "ncells", "symmetric", "top_color")
 ALIGN_SIDES = ("top", "bottom", "left", "right")
 NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets")
 
@@ -481,22 +476,44 @@ def _code_names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _deps(names: set[str]) -> list[str]:
-    """Module-level names of :mod:`prims` needed by ``names``, in source order."""
-    seen: set[str] = set()
-    todo = list(names)
+def _source_modules() -> list[types.ModuleType]:
+    """Modules whose functions programs may use: :mod:`prims`, then the extensions."""
+    from atlas_actors.arc import ops_cells, ops_shape
+
+    return [prims, ops_cells, ops_shape]
+
+
+def _deps(names: set[str]) -> list[tuple[str, Any]]:
+    """Module-level names (and their objects) that the primitives ``names`` need, in
+    source order (:mod:`prims` first, then the extension modules).
+
+    Each function's names are looked up where that function is defined, so a helper of
+    an extension module is found there; two different objects under one name would
+    clash in a standalone script and raise ``ValueError``."""
+    mods = _source_modules()
+    index = {m.__name__: i for i, m in enumerate(mods)}
+    found: dict[str, tuple[int, int, Any]] = {}
+    todo: list[tuple[str, dict[str, Any]]] = [(n, vars(prims)) for n in names]
+    for n in names:  # ops of the extension modules
+        mod = next((m for m in mods if n in vars(m)), prims)
+        todo.append((n, vars(mod)))
     while todo:
-        n = todo.pop()
-        if n in seen or not hasattr(prims, n):
+        n, scope = todo.pop()
+        if n not in scope or isinstance(scope[n], types.ModuleType):
             continue
-        obj = getattr(prims, n)
-        if isinstance(obj, types.ModuleType):
+        obj = scope[n]
+        if n in found:
+            prev = found[n][2]
+            if prev is not obj and n != "Grid" and repr(prev) != repr(obj):
+                raise ValueError(f"two primitives' helpers are both named {n!r}")
             continue
-        seen.add(n)
+        where = obj.__globals__ if isinstance(obj, types.FunctionType) else scope
+        mi = index.get(where.get("__name__", ""), 0)
+        order = list(vars(mods[mi]))
+        found[n] = (mi, order.index(n) if n in order else 0, obj)
         if isinstance(obj, types.FunctionType):
-            todo.extend(_code_names(obj.__code__))
-    order = {n: i for i, n in enumerate(vars(prims))}
-    return sorted(seen, key=lambda n: order.get(n, 0))
+            todo.extend((c, obj.__globals__) for c in _code_names(obj.__code__))
+    return [(n, v[2]) for n, v in sorted(found.items(), key=lambda kv: kv[1][:2])]
 
 
 def to_python(e: Expr) -> str:
@@ -517,8 +534,7 @@ def to_python(e: Expr) -> str:
         "Grid = np.ndarray[Any, Any]",
         "",
     ]
-    for n in _deps(fnames):
-        obj = getattr(prims, n)
+    for n, obj in _deps(fnames):
         if isinstance(obj, types.FunctionType):
             lines.append(inspect.getsource(obj).rstrip() + "\n\n")
         elif n.startswith("_CACHE"):

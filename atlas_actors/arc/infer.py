@@ -73,6 +73,11 @@ class Ctx:
         )
 
     @property
+    def tiny(self) -> bool:
+        """Every target is one cell (a learned table would only memorise the answers)."""
+        return all(t.size == 1 for t in self.targets)
+
+    @property
     def smaller(self) -> bool:
         """Some target is smaller than its state in some dimension."""
         return bool(
@@ -229,6 +234,10 @@ def g_keep_color(ctx: Ctx) -> Iterator[Args]:
     if len(ctx.state_colors) >= 2:
         yield (10, ctx.bg)
         yield (12, ctx.bg)
+    if ctx.same_shape and len(ctx.new_colors) == 1 and _bg_varies(ctx):
+        # keep one role colour, paint the rest with the one new colour
+        for r in (13, 10):
+            yield (r, ctx.new_colors[0])
 
 
 def g_crop_object(ctx: Ctx) -> Iterator[Args]:
@@ -285,7 +294,7 @@ def _obj_pairs(ctx: Ctx, conn: int, by_color: int) -> list[tuple[Grid, Grid, lis
 
 def g_recolor_by(ctx: Ctx) -> Iterator[Args]:
     """Infer a feature -> colour table from how each object is recoloured."""
-    if not ctx.same_shape:
+    if ctx.tiny or not ctx.same_shape:
         return
     for s, t in zip(ctx.train, ctx.targets, strict=False):
         if ((s == ctx.bg) != (t == ctx.bg)).any():
@@ -316,22 +325,48 @@ def g_recolor_by(ctx: Ctx) -> Iterator[Args]:
                     if table.setdefault(v, c) != c:
                         break
                 else:
-                    yield (
-                        feat,
-                        sorted([k, v] for k, v in table.items()),
-                        -1,
-                        conn,
-                        by_color,
-                        ctx.bg,
-                    )
-                    found += 1
+                    args = _recolor_by_args(ctx, feat, table, conn, by_color)
+                    yield from args
+                    found += bool(args)
                     if found >= 3:
                         break
 
 
+def _test_obj_values(ctx: Ctx, feat: str, conn: int, by_color: int) -> set[int]:
+    """``feat`` of every object of every test state."""
+    out: set[int] = set()
+    for x in ctx.states[ctx.n :]:
+        objs = prims.components(x, conn, by_color, ctx.bg)
+        if len(objs) > 60:
+            raise ValueError("too many objects")
+        out |= {prims.obj_feature(x, ob, feat, ctx.bg) for ob in objs}
+    return out
+
+
+def _recolor_by_args(
+    ctx: Ctx, feat: str, table: dict[int, int], conn: int, by_color: int
+) -> list[Args]:
+    """``recolor_by`` arguments for a learned table: when one colour serves two or more
+    values, that colour as the default and only the exceptions in the table (this
+    covers unseen values); the full table only when it covers every test object."""
+    out: list[Args] = []
+    cols = list(table.values())
+    common = max(set(cols), key=lambda c: (cols.count(c), -c))
+    rest = sorted([k, v] for k, v in table.items() if v != common)
+    if feat != "shape" and rest and 2 * len(rest) <= cols.count(common):
+        out.append((feat, rest, common, conn, by_color, ctx.bg))
+    try:
+        covered = _test_obj_values(ctx, feat, conn, by_color) <= table.keys()
+    except ValueError:
+        covered = False
+    if covered:
+        out.append((feat, sorted([k, v] for k, v in table.items()), -1, conn, by_color, ctx.bg))
+    return out
+
+
 def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
     """Infer a rank -> colour list (objects ranked by size, area, height, width)."""
-    if not ctx.same_shape:
+    if ctx.tiny or not ctx.same_shape:
         return
     for s, t in zip(ctx.train, ctx.targets, strict=False):
         if ((s == ctx.bg) != (t == ctx.bg)).any():
@@ -393,6 +428,11 @@ def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
                 kv = {prims.obj_feature(s, ob, feat, ctx.bg) for s, ob in kept}
                 gv = {prims.obj_feature(s, ob, feat, ctx.bg) for s, ob in gone}
                 if kv & gv:
+                    continue
+                try:  # every test object's value must have been seen kept or erased
+                    if not _test_obj_values(ctx, feat, conn, by_color) <= kv | gv:
+                        continue
+                except ValueError:
                     continue
                 yield (feat, sorted(kv), 1, conn, by_color, ctx.bg)
                 yield (feat, sorted(gv), 0, conn, by_color, ctx.bg)
@@ -583,10 +623,21 @@ def g_noise_crop(ctx: Ctx) -> Iterator[Args]:
 
 def g_count_row(ctx: Ctx) -> Iterator[Args]:
     if all(t.shape[0] == 1 for t in ctx.targets):
-        for c in ctx.target_colors[:2]:
+        cs = ctx.target_colors[:2]
+        if _colors_vary(ctx):
+            cs = [*cs, 10]
+        for c in cs:
             yield ("cells", c, 4, ctx.bg)
             yield ("objects", c, 8, ctx.bg)
             yield ("objects", c, 4, ctx.bg)
+
+
+def g_swap_roles(ctx: Ctx) -> Iterator[Args]:
+    """Swap two role colours, when the states' colours vary (else the colour-map
+    finisher does it)."""
+    if ctx.same_shape and _colors_vary(ctx):
+        yield (13, 10)
+        yield (10, 12)
 
 
 def g_cell(ctx: Ctx) -> Iterator[Args]:
@@ -601,7 +652,7 @@ def g_drop_bg(ctx: Ctx) -> Iterator[Args]:
 
 def g_local_rule(ctx: Ctx) -> Iterator[Args]:
     """Infer a neighbourhood -> colour table (coarsest neighbourhood that is consistent)."""
-    if not ctx.same_shape or ctx.depth > 1:
+    if ctx.tiny or not ctx.same_shape or ctx.depth > 1:
         return
     if all((s == t).all() for s, t in zip(ctx.train, ctx.targets, strict=False)):
         return
@@ -1010,6 +1061,8 @@ def g_classify(ctx: Ctx) -> Iterator[Args]:
                 break
         if not ok or len(lut) < 2:
             continue
+        if len(lut) == len(cols) and any(k != v for k, v in lut.items()):
+            continue  # one key per pair: a memorised table, not a rule
         if all(prims.grid_feature(x, feat, ctx.bg) in lut for x in ctx.states[ctx.n :]):
             yield (feat, sorted([k, v] for k, v in lut.items()), h, w, ctx.bg)
 
@@ -1103,6 +1156,7 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "majority_recolor": g_bg,
     "minority_recolor": g_bg,
     "count_row": g_count_row,
+    "swap_colors": g_swap_roles,
     "local_rule": g_local_rule,
     "period_repair": g_period_repair,
     "lattice_fill": g_lattice_fill,

@@ -255,6 +255,36 @@ def _enclosed(free: Grid) -> Grid:
     return free & ~reach
 
 
+SELECTORS = (
+    "largest", "smallest", "largest_bbox", "smallest_bbox", "most_colors", "top", "bottom",
+    "left", "right", "densest", "sparsest", "most_holes", "tallest", "widest",
+    "unique_color", "unique_shape", "unique_size", "common_shape", "common_color",
+    "symmetric", "asymmetric",
+)  # fmt: skip
+"""Object selectors of :func:`_select` (``crop_object``, ``keep_extreme``, ...)."""
+
+GRID_FEATURES = ("mask", "ncolors", "nobjects4", "nobjects8", "ncells", "symmetric", "top_color")
+"""Whole-grid features of :func:`grid_feature`."""
+
+_SEL_FEATURE = {
+    "largest": ("size", 1),
+    "smallest": ("size", -1),
+    "largest_bbox": ("area", 1),
+    "smallest_bbox": ("area", -1),
+    "most_colors": ("ncolors", 1),
+    "top": ("top", -1),
+    "bottom": ("bottom", 1),
+    "left": ("left", -1),
+    "right": ("right", 1),
+    "densest": ("density", 1),
+    "sparsest": ("density", -1),
+    "most_holes": ("holes", 1),
+    "tallest": ("height", 1),
+    "widest": ("width", 1),
+}
+"""Selectors that pick the object with the best value of one feature (sign: +1 max)."""
+
+
 def _select(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[Grid, Grid]:
     if not objs or len(objs) > 300:
         raise ValueError("no objects or too many")
@@ -282,24 +312,26 @@ def _select(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[
             return cand[0]
         best = max(counts.values())
         return next(o for o, v in zip(objs, vals, strict=True) if counts[v] == best)
-    feat, sign = {
-        "largest": ("size", 1),
-        "smallest": ("size", -1),
-        "largest_bbox": ("area", 1),
-        "smallest_bbox": ("area", -1),
-        "most_colors": ("ncolors", 1),
-        "top": ("top", -1),
-        "bottom": ("bottom", 1),
-        "left": ("left", -1),
-        "right": ("right", 1),
-        "densest": ("density", 1),
-        "sparsest": ("density", -1),
-        "most_holes": ("holes", 1),
-        "tallest": ("height", 1),
-        "widest": ("width", 1),
-    }[sel]
+    feat, sign = _SEL_FEATURE[sel]
     vals = [sign * obj_feature(g, o, feat, bg) for o in objs]
     return objs[int(np.argmax(vals))]
+
+
+def selection_tied(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> bool:
+    """Whether ``sel`` picks its object by an arbitrary tie-break on ``g`` (several
+    objects share the best value), so the choice says little about the rule."""
+    objs = components(g, conn, by_color, bg)
+    if len(objs) < 2 or len(objs) > (300 if sel in ("largest", "smallest") else 40):
+        return False
+    if sel in ("common_shape", "common_color"):
+        vals = [obj_feature(g, o, "shape" if sel == "common_shape" else "color", bg) for o in objs]
+        counts = sorted((vals.count(v) for v in set(vals)), reverse=True)
+        return len(counts) > 1 and counts[0] == counts[1]
+    if sel not in _SEL_FEATURE:
+        return False
+    feat, sign = _SEL_FEATURE[sel]
+    vals = [sign * obj_feature(g, o, feat, bg) for o in objs]
+    return vals.count(max(vals)) > 1
 
 
 def crop_object(g: Grid, sel: str, conn: int, by_color: int, bg: int, keep: int) -> Grid:

@@ -43,6 +43,10 @@ class Node:
     exact: bool = False
     base: float = 0.0
     """Search priority before the diversity penalty."""
+    tainted: bool = False
+    """Some op on the way changed no train state but a test state: the train pairs do
+    not support what the program does to the test inputs, so it is never a solution
+    (it may still lead the search to one)."""
 
 
 def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
@@ -108,10 +112,13 @@ class TaskSolver:
         if node.depth >= MAX_DEPTH:
             return
         shape = 0.0
-        for o, t in zip(node.outs, self.targets, strict=False):
-            shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
-                min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
-            )
+        if _same_ratio(node.outs, self.targets):
+            shape = 0.8 * len(self.targets)  # one scale or tile op away
+        else:
+            for o, t in zip(node.outs, self.targets, strict=False):
+                shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
+                    min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
+                )
         node.base = node.score + 0.2 * shape / len(self.targets) - 0.15 * node.depth
         self._queue(node)
 
@@ -204,6 +211,7 @@ class TaskSolver:
             return None
         if not all(_valid(o) for o in outs):
             return None
+        tainted = node.tainted or _train_noop(node.outs, outs, len(self.targets))
         k = _key(outs)
         if k in self.seen:
             return None
@@ -211,9 +219,11 @@ class TaskSolver:
         expr = (op, node.expr, *_hashable(args))
         self.memo[expr] = outs
         score, _ = pair_score(outs, self.targets)
-        return Node(expr, outs, score, node.depth + 1)
+        return Node(expr, outs, score, node.depth + 1, tainted=tainted)
 
     def _check(self, node: Node) -> None:
+        if node.tainted:
+            return
         train = node.outs[: len(self.targets)]
         if all(
             o.shape == t.shape and (o == t).all() for o, t in zip(train, self.targets, strict=False)
@@ -222,13 +232,31 @@ class TaskSolver:
                 node.exact = True
                 self.exact.append(node)
             return
+        if all(t.size == 1 for t in self.targets):
+            return  # a colour map onto one-cell answers just memorises them
         cmap = infer_cmap(train, self.targets)
-        if cmap:
+        if cmap and self._cmap_covers(node.outs, cmap):
             expr = ("recolor", node.expr, tuple(tuple(p) for p in cmap))
             outs = self.run_expr(expr)
             if outs is not None:
                 fin = Node(expr, outs, 1.0, node.depth + 1, exact=True)
                 self.exact.append(fin)
+
+    def _cmap_covers(self, outs: list[Grid], cmap: list[list[int]]) -> bool:
+        """A colour map learned on the train pairs may meet a colour no train state has
+        only when it keeps some non-background train colour as it is (then keeping the
+        new colour too is the rule it shows); when it changes every one, or turns
+        several colours into one, it says nothing about other colours."""
+        n = len(self.targets)
+        seen = np.zeros(10, dtype=bool)
+        for o in outs[:n]:
+            seen[np.unique(o)] = True
+        if all(seen[np.unique(o)].all() for o in outs[n:]):
+            return True
+        changed = {a for a, _ in cmap}
+        if len(changed) >= 2 and len({b for _, b in cmap}) == 1:
+            return False  # many colours become one: a new colour may well follow them
+        return any(seen[c] and c not in changed and c != self.bg for c in range(10))
 
     def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
@@ -278,11 +306,58 @@ class TaskSolver:
         return Node(expr, outs, pair_score(outs, self.targets)[0], expr_size(expr))
 
     def solutions(self) -> list[Node]:
-        """Exact programs found so far, simplest first (see :func:`complexity`)."""
-        return sorted(self.exact, key=lambda n: (complexity(n.expr), len(str(n.expr))))
+        """Exact programs found so far, simplest first (see :func:`complexity`); a
+        program that picks an object by an arbitrary tie-break ranks as if one op
+        longer."""
+        return sorted(
+            self.exact,
+            key=lambda n: (complexity(n.expr) + self._ties(n.expr), len(str(n.expr))),
+        )
+
+    def _ties(self, e: Expr) -> float:
+        """Number of object selections in ``e`` that are ties on some input."""
+        if not isinstance(e, tuple):
+            return 0.0
+        key = ("ties", e)
+        hit = self.memo.get(key)
+        if isinstance(hit, float):
+            return hit
+        spec = OPS[e[0]]
+        n = sum(self._ties(a) for k, a in zip(spec.kinds, e[1:], strict=True) if k in ("g", "f"))
+        if e[0] in _SELECTING:
+            try:
+                grids = self._eval(e[1])
+                sel, conn, by_color, bg = e[2:6]
+                n += any(prims.selection_tied(g, sel, conn, by_color, bg) for g in grids)
+            except Exception:
+                pass
+        self.memo[key] = float(n)
+        return float(n)
 
     def best(self, k: int) -> list[Node]:
         return sorted(self.nodes, key=lambda n: -n.score)[:k]
+
+
+def _same_ratio(outs: list[Grid], targets: list[Grid]) -> bool:
+    """Every target is the state scaled by one integer factor pair (up or down), the
+    same in every pair, and not 1:1."""
+    ks = set()
+    for o, t in zip(outs, targets, strict=False):
+        (a, b), (c, d) = o.shape, t.shape
+        if c % a == 0 and d % b == 0:
+            ks.add((c // a, d // b))
+        elif a % c == 0 and b % d == 0:
+            ks.add((-(a // c), -(b // d)))
+        else:
+            return False
+    return len(ks) == 1 and ks != {(1, 1)}
+
+
+def _train_noop(before: list[Grid], after: list[Grid], n: int) -> bool:
+    """The op changed no train state but some test state: nothing in the train pairs
+    supports what it does to the test inputs."""
+    same = [a.shape == b.shape and bool((a == b).all()) for a, b in zip(before, after, strict=True)]
+    return all(same[:n]) and not all(same[n:])
 
 
 def _branch(e: Expr) -> str:
@@ -294,6 +369,9 @@ def _branch(e: Expr) -> str:
         e = child
     return "x"
 
+
+_SELECTING = ("crop_object", "keep_extreme", "remove_extreme", "move_to_contact")
+"""Ops whose first parameters are (selector, conn, by_color, bg)."""
 
 _HEAVY = {
     "local_rule": 3.0,
