@@ -28,6 +28,7 @@ from atlas_actors.arc.prims import (
     _select,
     components,
     grid_feature,
+    role_color,
     split_parts,
 )
 
@@ -361,6 +362,239 @@ def fit_in_frame(g: Grid, bg: int) -> Grid:
     return frame
 
 
+def paint_fg(g: Grid, src: Grid, role: str, bg: int) -> Grid:
+    """Paint every non-background cell with a colour of another grid ``src`` (the
+    original input: the colour a crop or a rebuild lost): ``role`` ``common``,
+    ``second`` or ``least`` (colour roles 10, 11, 12 of ``src``), or ``lost``, the one
+    non-background colour of ``src`` that ``g`` lacks."""
+    if role == "lost":
+        lost = set(np.unique(src).tolist()) - set(np.unique(g).tolist()) - {bg}
+        if len(lost) != 1:
+            raise ValueError("no single lost colour")
+        c = lost.pop()
+    else:
+        c = role_color(src, {"common": 10, "second": 11, "least": 12}[role])
+    o = g.copy()
+    o[g != bg] = c
+    return o
+
+
+def pad_extend(g: Grid, bg: int) -> Grid:
+    """Add a one-cell border that repeats the edge rows and columns outward (the four
+    corners stay background)."""
+    h, w = g.shape
+    if h + 2 > 30 or w + 2 > 30:
+        raise ValueError("too large")
+    o = np.pad(g, 1, mode="edge")
+    for y, x in ((0, 0), (0, w + 1), (h + 1, 0), (h + 1, w + 1)):
+        o[y, x] = bg
+    return o
+
+
+def snake_colors(g: Grid, h: int, w: int, axis: str, bg: int) -> Grid:
+    """The non-background cells in spatial order (``h`` by column, ``v`` by row) laid
+    into an ``h`` x ``w`` grid row by row, every other row right to left."""
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0 or ys.size > h * w:
+        raise ValueError("cells do not fit")
+    keys = list(zip(xs.tolist(), ys.tolist(), strict=True))
+    if axis == "v":
+        keys = [(y, x) for x, y in keys]
+    order = sorted(range(len(keys)), key=lambda i: keys[i])
+    o = np.full((h, w), bg, dtype=g.dtype)
+    for n, i in enumerate(order):
+        r, c = divmod(n, w)
+        o[r, c if r % 2 == 0 else w - 1 - c] = g[ys[i], xs[i]]
+    return o
+
+
+def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
+    """The colours of the objects that tie for the most cells, as columns (left to
+    right by position) as tall as that cell count."""
+    objs = components(g, conn, 1, bg)
+    if not objs:
+        raise ValueError("no objects")
+    sizes = [ys.size for ys, _ in objs]
+    n = max(sizes)
+    big = sorted((float(xs.mean()), int(g[ys[0], xs[0]])) for ys, xs in objs if ys.size == n)
+    if n > 30 or len(big) > 30:
+        raise ValueError("too large")
+    return np.tile(np.array([[c for _, c in big]], dtype=g.dtype), (n, 1))
+
+
+def corner_quadrants(g: Grid, bg: int) -> Grid:
+    """The four corner cells are a colour key: drop the two outer rings (corners and
+    frame) and paint each quadrant's non-background cells with its corner's colour."""
+    h, w = g.shape
+    if h < 6 or w < 6 or h % 2 or w % 2:
+        raise ValueError("no even interior")
+    inner = g[2:-2, 2:-2]
+    ih, iw = inner.shape
+    key = np.zeros_like(inner)
+    key[: ih // 2, : iw // 2] = g[0, 0]
+    key[: ih // 2, iw // 2 :] = g[0, -1]
+    key[ih // 2 :, : iw // 2] = g[-1, 0]
+    key[ih // 2 :, iw // 2 :] = g[-1, -1]
+    return np.where(inner != bg, key, bg)
+
+
+def line_colors(g: Grid, bg: int) -> Grid:
+    """The colours that each lie on one row (or each on one column), in order, as an
+    N x N grid: row i (or column i) is the i-th line's colour."""
+    rows: list[tuple[int, int]] = []
+    cols: list[tuple[int, int]] = []
+    for c in np.unique(g).tolist():
+        if c == bg:
+            continue
+        ys, xs = np.nonzero(g == c)
+        if ys.size < 2:
+            continue
+        if (ys == ys[0]).all():
+            rows.append((int(ys[0]), c))
+        elif (xs == xs[0]).all():
+            cols.append((int(xs[0]), c))
+    if bool(rows) == bool(cols):
+        raise ValueError("no single line direction")
+    lines = sorted(rows or cols)
+    n = len(lines)
+    if n < 2 or n > 30:
+        raise ValueError("too few lines")
+    o = np.tile(np.array([[c] for _, c in lines], dtype=g.dtype), (1, n))
+    return o if rows else o.T
+
+
+def most_dotted(g: Grid, c: int) -> Grid:
+    """A 1x1 grid of the colour of the region holding the most dots of colour ``c``
+    (a dot belongs to the commonest colour among its four neighbours); a tie fails."""
+    h, w = g.shape
+    ys, xs = np.nonzero(g == c)
+    if ys.size == 0 or ys.size > 100:
+        raise ValueError("no dots")
+    votes = np.zeros(10, dtype=int)
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        nb = [
+            int(g[y + dy, x + dx])
+            for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1))
+            if 0 <= y + dy < h and 0 <= x + dx < w and g[y + dy, x + dx] != c
+        ]
+        if nb:
+            votes[np.bincount(nb, minlength=10).argmax()] += 1
+    best = int(votes.max())
+    if best == 0 or int((votes == best).sum()) > 1:
+        raise ValueError("tie")
+    return np.array([[int(votes.argmax())]], dtype=g.dtype)
+
+
+def join_pieces(g: Grid, bg: int) -> Grid:
+    """Two one-colour pieces fitted together (by translation) into a full rectangle
+    with no gap or overlap; the smallest such rectangle, found in reading order."""
+    objs = components(g, 8, 1, bg)
+    if len(objs) != 2:
+        raise ValueError("need two pieces")
+    masks = []
+    for ys, xs in objs:
+        m = np.full((int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1), bg, g.dtype)
+        m[ys - ys.min(), xs - xs.min()] = g[ys, xs]
+        masks.append(m)
+    a, b = masks
+    if a.size > 100 or b.size > 100:
+        raise ValueError("pieces too large")
+    (ah, aw), (bh, bw) = a.shape, b.shape
+    best: Grid | None = None
+    for dy in range(-bh, ah + 1):
+        for dx in range(-bw, aw + 1):
+            y0, x0 = min(0, dy), min(0, dx)
+            hh, ww = max(ah, dy + bh) - y0, max(aw, dx + bw) - x0
+            if best is not None and hh * ww >= best.size:
+                continue
+            o = np.full((hh, ww), bg, dtype=g.dtype)
+            o[-y0 : -y0 + ah, -x0 : -x0 + aw] = a
+            sub = o[dy - y0 : dy - y0 + bh, dx - x0 : dx - x0 + bw]
+            if ((sub != bg) & (b != bg)).any():
+                continue
+            sub[b != bg] = b[b != bg]
+            if (o != bg).all():
+                best = o
+    if best is None:
+        raise ValueError("pieces do not fit")
+    return best
+
+
+def grow_rows(g: Grid, bg: int) -> Grid:
+    """A one-row grid grown into a staircase of ``w // 2`` rows: row i has its
+    coloured run (from the left) extended by i cells in the run's last colour."""
+    h, w = g.shape
+    if h != 1 or w < 2:
+        raise ValueError("not a single row")
+    on = np.nonzero(g[0] != bg)[0]
+    if on.size == 0 or on[0] != 0 or on.size != on[-1] + 1:
+        raise ValueError("no run from the left edge")
+    n, c = int(on.size), int(g[0, on[-1]])
+    o = np.repeat(g, w // 2, axis=0)
+    for i in range(w // 2):
+        o[i, n : n + i] = c
+    return o
+
+
+def _lattice(g: Grid, k: int, bg: int) -> tuple[int, int] | None:
+    """The offsets (oy, ox) of a stride-``k`` lattice holding every coloured cell."""
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0:
+        return None
+    oy, ox = int(ys[0]) % k, int(xs[0]) % k
+    if (ys % k != oy).any() or (xs % k != ox).any():
+        return None
+    return oy, ox
+
+
+def sample_lattice(g: Grid, k: int, bg: int) -> Grid:
+    """Compress a grid whose coloured cells all lie on a stride-``k`` lattice to the
+    lattice's cells (one cell per lattice point)."""
+    off = _lattice(g, k, bg)
+    if off is None or k < 2:
+        raise ValueError("cells are not on a lattice")
+    return g[off[0] :: k, off[1] :: k].copy()
+
+
+def corner_assemble(g: Grid, bg: int) -> Grid:
+    """Four equal-sized objects put together as the quadrants of one grid: each goes to
+    the corner its own filled corner points at (the opposite corner being empty)."""
+    objs = components(g, 8, 1, bg)
+    if len(objs) != 4:
+        raise ValueError("need four pieces")
+    crops = [g[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1] for ys, xs in objs]
+    if len({c.shape for c in crops}) != 1:
+        raise ValueError("pieces differ in size")
+    h, w = crops[0].shape
+    o = np.full((2 * h, 2 * w), bg, dtype=g.dtype)
+    used = set()
+    for c in crops:
+        quads = [
+            (qy, qx)
+            for qy in (0, 1)
+            for qx in (0, 1)
+            if c[-qy, -qx] != bg and c[qy - 1, qx - 1] == bg
+        ]
+        if len(quads) != 1 or quads[0] in used:
+            raise ValueError("no single corner")
+        qy, qx = quads[0]
+        used.add((qy, qx))
+        o[qy * h : (qy + 1) * h, qx * w : (qx + 1) * w] = c
+    return o
+
+
+def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
+    """Crop the bounding box of colour ``c`` grown by ``my`` rows and ``mx`` columns on
+    each side (the grown box must fit in the grid)."""
+    ys, xs = np.nonzero(g == c)
+    if ys.size == 0:
+        raise ValueError("colour absent")
+    y0, y1, x0, x1 = ys.min() - my, ys.max() + my, xs.min() - mx, xs.max() + mx
+    if y0 < 0 or x0 < 0 or y1 >= g.shape[0] or x1 >= g.shape[1]:
+        raise ValueError("margin leaves the grid")
+    return g[y0 : y1 + 1, x0 : x1 + 1].copy()
+
+
 # ---------------------------------------------------------------- generators
 
 
@@ -595,6 +829,124 @@ def g_fit_in_frame(ctx: Ctx) -> Iterator[Args]:
         yield (ctx.bg,)
 
 
+def g_paint_fg(ctx: Ctx) -> Iterator[Args]:
+    """Built by the solver's finisher (it needs the original input), never enumerated."""
+    return iter(())
+
+
+def g_pad_extend(ctx: Ctx) -> Iterator[Args]:
+    if ctx.depth <= 1 and all(
+        t.shape == (s.shape[0] + 2, s.shape[1] + 2)
+        for s, t in zip(ctx.train, ctx.targets, strict=False)
+    ):
+        corners = {int(t[y, x]) for t in ctx.targets for y in (0, -1) for x in (0, -1)}
+        yield (corners.pop() if len(corners) == 1 else ctx.bg,)
+
+
+def g_snake_colors(ctx: Ctx) -> Iterator[Args]:
+    """Targets of one small shape holding as many coloured cells as the state."""
+    shapes = {t.shape for t in ctx.targets}
+    if len(shapes) != 1 or ctx.depth > 1 or not ctx.smaller:
+        return
+    h, w = shapes.pop()
+    if h * w > 36 or not all(
+        int((s != ctx.bg).sum()) == int((t != ctx.bg).sum())
+        for s, t in zip(ctx.train, ctx.targets, strict=False)
+    ):
+        return
+    for axis in ("h", "v"):
+        yield (h, w, axis, ctx.bg)
+
+
+def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
+    """Targets whose rows are all equal."""
+    if not ctx.smaller or ctx.depth > 1:
+        return
+    if all((t == t[0:1]).all() for t in ctx.targets):
+        for conn in (8, 4):
+            yield (conn, ctx.bg)
+
+
+def g_corner_quadrants(ctx: Ctx) -> Iterator[Args]:
+    if ctx.depth == 0 and all(
+        t.shape == (s.shape[0] - 4, s.shape[1] - 4)
+        for s, t in zip(ctx.train, ctx.targets, strict=False)
+    ):
+        yield (ctx.bg,)
+
+
+def g_line_colors(ctx: Ctx) -> Iterator[Args]:
+    """Square targets whose rows (or columns) are each one colour."""
+    if ctx.depth > 1 or not ctx.smaller:
+        return
+    for t in ctx.targets:
+        if t.shape[0] != t.shape[1] or not ((t == t[:, :1]).all() or (t == t[:1]).all()):
+            return
+    yield (ctx.bg,)
+
+
+def g_most_dotted(ctx: Ctx) -> Iterator[Args]:
+    """One-cell targets: dots of the least common colour (or another state colour no
+    target shows)."""
+    if not ctx.tiny or ctx.depth > 0 or len(ctx.state_colors) < 3:
+        return
+    yield (12,)
+    for c in ctx.state_colors[:6]:
+        if not any((t == c).any() for t in ctx.targets):
+            yield (c,)
+
+
+def g_join_pieces(ctx: Ctx) -> Iterator[Args]:
+    """Targets with no background cell, smaller than the states."""
+    if ctx.smaller and ctx.depth == 0 and all((t != ctx.bg).all() for t in ctx.targets):
+        yield (ctx.bg,)
+
+
+def g_grow_rows(ctx: Ctx) -> Iterator[Args]:
+    if ctx.depth == 0 and all(
+        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1])
+        for s, t in zip(ctx.train, ctx.targets, strict=False)
+    ):
+        yield (ctx.bg,)
+
+
+def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
+    """States (not same-shape tasks) whose cells lie on a sparse lattice, with at least
+    two cells per state."""
+    if ctx.same_shape or ctx.depth > 1:
+        return
+    for k in (2, 3):
+        if all(
+            int((s != ctx.bg).sum()) >= 2 and _lattice(s, k, ctx.bg) is not None for s in ctx.states
+        ):
+            yield (k, ctx.bg)
+
+
+def g_corner_assemble(ctx: Ctx) -> Iterator[Args]:
+    if ctx.smaller and ctx.depth == 0 and all(t.shape[0] % 2 == 0 for t in ctx.targets):
+        yield (ctx.bg,)
+
+
+def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
+    """A colour whose bounding box, grown by one row and/or column, has the target's
+    shape in every pair."""
+    if not ctx.smaller or ctx.depth > 0:
+        return
+    for c in ctx.state_colors[:6]:
+        for my, mx in ((1, 0), (0, 1), (1, 1)):
+            ok = True
+            for s, t in zip(ctx.train, ctx.targets, strict=False):
+                ys, xs = np.nonzero(s == c)
+                if ys.size == 0 or t.shape != (
+                    ys.max() - ys.min() + 1 + 2 * my,
+                    xs.max() - xs.min() + 1 + 2 * mx,
+                ):
+                    ok = False
+                    break
+            if ok:
+                yield (c, my, mx)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("kron_eq", kron_eq, ("g", "c", "c")),
     ("crop_most", crop_most, ("g", "c", "b", "conn", "c")),
@@ -611,6 +963,18 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("pingpong", pingpong, ("g", ("v", "h"), "k")),
     ("crop_marked", crop_marked, ("g", "c", "b", "c")),
     ("fit_in_frame", fit_in_frame, ("g", "c")),
+    ("paint_fg", paint_fg, ("g", "g", ("common", "second", "least", "lost"), "c")),
+    ("pad_extend", pad_extend, ("g", "c")),
+    ("snake_colors", snake_colors, ("g", "k", "k", ("h", "v"), "c")),
+    ("largest_bars", largest_bars, ("g", "conn", "c")),
+    ("corner_quadrants", corner_quadrants, ("g", "c")),
+    ("line_colors", line_colors, ("g", "c")),
+    ("most_dotted", most_dotted, ("g", "c")),
+    ("join_pieces", join_pieces, ("g", "c")),
+    ("grow_rows", grow_rows, ("g", "c")),
+    ("sample_lattice", sample_lattice, ("g", "k", "c")),
+    ("corner_assemble", corner_assemble, ("g", "c")),
+    ("crop_margin", crop_margin, ("g", "c", "b", "b")),
 ]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
 
@@ -630,5 +994,17 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "pingpong": g_pingpong,
     "crop_marked": g_crop_marked,
     "fit_in_frame": g_fit_in_frame,
+    "paint_fg": g_paint_fg,
+    "pad_extend": g_pad_extend,
+    "snake_colors": g_snake_colors,
+    "largest_bars": g_largest_bars,
+    "corner_quadrants": g_corner_quadrants,
+    "line_colors": g_line_colors,
+    "most_dotted": g_most_dotted,
+    "join_pieces": g_join_pieces,
+    "grow_rows": g_grow_rows,
+    "sample_lattice": g_sample_lattice,
+    "corner_assemble": g_corner_assemble,
+    "crop_margin": g_crop_margin,
 }
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""

@@ -24,6 +24,7 @@ import numpy as np
 from atlas_actors.arc import prims
 from atlas_actors.arc.dsl import OPS, Expr, Program, expr_size
 from atlas_actors.arc.infer import GENERATORS, Ctx, infer_cmap
+from atlas_actors.arc.ops_shape import paint_fg
 
 Grid = np.ndarray[Any, Any]
 
@@ -221,7 +222,7 @@ class TaskSolver:
         score, _ = pair_score(outs, self.targets)
         return Node(expr, outs, score, node.depth + 1, tainted=tainted)
 
-    def _check(self, node: Node) -> None:
+    def _check(self, node: Node, look: bool = True) -> None:
         if node.tainted:
             return
         train = node.outs[: len(self.targets)]
@@ -232,8 +233,17 @@ class TaskSolver:
                 node.exact = True
                 self.exact.append(node)
             return
+        if look and node.expr != "x":
+            self._scale_lookahead(node)
         if all(t.size == 1 for t in self.targets):
             return  # a colour map onto one-cell answers just memorises them
+        role = self._paint_role(train)
+        if role is not None:
+            paint: Expr = ("paint_fg", node.expr, "x", role, self.bg)
+            outs = self.run_expr(paint)
+            if outs is not None:
+                self.exact.append(Node(paint, outs, 1.0, node.depth + 1, exact=True))
+                return
         cmap = infer_cmap(train, self.targets)
         if cmap and self._cmap_covers(node.outs, cmap):
             expr = ("recolor", node.expr, tuple(tuple(p) for p in cmap))
@@ -241,6 +251,62 @@ class TaskSolver:
             if outs is not None:
                 fin = Node(expr, outs, 1.0, node.depth + 1, exact=True)
                 self.exact.append(fin)
+
+    def _scale_lookahead(self, node: Node) -> None:
+        """A state one scaling op away from the targets' shapes (an integer ratio, the
+        same in every pair; or blocky states whose blocks shrink to the targets) is
+        finished at once with that op (then the usual finishers), so that the search
+        need not rank a wrong-sized state high enough to expand it."""
+        train = node.outs[: len(self.targets)]
+        ops: tuple[str, ...]
+        if _same_ratio(train, self.targets):
+            ops = _SCALE_UP if train[0].size < self.targets[0].size else ()
+        elif all(
+            o.shape != t.shape and o.size > t.size
+            for o, t in zip(train, self.targets, strict=False)
+        ):
+            ops = ("downscale_auto",)
+        else:
+            return
+        ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
+        for op in ops:
+            try:
+                arg_list = list(GENERATORS[op](ctx))
+            except Exception:
+                continue
+            for args in arg_list[:8]:
+                child = self._apply(node, op, args)
+                if child is None:
+                    continue
+                n = len(self.exact)
+                self._check(child, look=False)
+                if len(self.exact) == n:
+                    self.seen.discard(_key(child.outs))  # still open to the search
+
+    def _paint_role(self, train: list[Grid]) -> str | None:
+        """A colour role of the original inputs whose colour, painted over every
+        non-background cell of the states, gives the targets (the states have the right
+        shape and cells; each target's foreground is one colour, not the same in all)."""
+        cols = []
+        for o, t in zip(train, self.targets, strict=False):
+            if o.shape != t.shape or ((o != self.bg) != (t != self.bg)).any():
+                return None
+            fg = np.unique(t[t != self.bg])
+            if fg.size != 1:
+                return None
+            cols.append(int(fg[0]))
+        if len(set(cols)) < 2:
+            return None
+        for role in ("common", "second", "least", "lost"):
+            try:
+                if all(
+                    paint_fg(o, g, role, self.bg)[o != self.bg][0] == c
+                    for o, g, c in zip(train, self.inputs, cols, strict=False)
+                ):
+                    return role
+            except ValueError:
+                continue
+        return None
 
     def _cmap_covers(self, outs: list[Grid], cmap: list[list[int]]) -> bool:
         """A colour map learned on the train pairs may meet a colour no train state has
@@ -369,6 +435,9 @@ def _branch(e: Expr) -> str:
         e = child
     return "x"
 
+
+_SCALE_UP = ("upscale", "tile", "tile_t", "kron_self", "kron_eq")
+"""Ops the scale look-ahead tries on a state whose targets are an integer ratio larger."""
 
 _SELECTING = ("crop_object", "keep_extreme", "remove_extreme", "move_to_contact")
 """Ops whose first parameters are (selector, conn, by_color, bg)."""

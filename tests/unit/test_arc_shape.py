@@ -146,6 +146,98 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[1, 1, 0]]),
         [[0, 5]],
     ),
+    (  # role 10 of the input ("common": 3, the commonest non-background colour) over a crop
+        ["paint_fg", ["crop_color", "x", 1], "x", "common", 0],
+        G([[3, 3, 0, 1], [3, 0, 0, 1]]),
+        [[3], [3]],
+    ),
+    (  # the input colour the state lost (2)
+        ["paint_fg", ["keep_color", "x", 1, 0], "x", "lost", 0],
+        G([[1, 2], [0, 1]]),
+        [[2, 0], [0, 2]],
+    ),
+    (
+        ["pad_extend", "x", 0],
+        G([[1, 2], [3, 8]]),
+        [[0, 1, 2, 0], [1, 1, 2, 2], [3, 3, 8, 8], [0, 3, 8, 0]],
+    ),
+    (  # cells by column: 3 (x0), 1 (x1), 8 (x2), 6 (x3), 7 (x4); second row reversed
+        ["snake_colors", "x", 2, 3, "h", 0],
+        G([[0, 1, 0, 6, 0], [3, 0, 8, 0, 7]]),
+        [[3, 1, 8], [0, 7, 6]],
+    ),
+    (
+        ["snake_colors", "x", 1, 3, "v", 0],
+        G([[0, 5], [4, 0]]),
+        [[5, 4, 0]],
+    ),
+    (  # the two 3-cell objects (4 left, 6 right); the 2-cell 9 is dropped
+        ["largest_bars", "x", 8, 0],
+        G([[4, 0, 9, 0, 6], [4, 0, 9, 0, 6], [4, 0, 0, 0, 6]]),
+        [[4, 6], [4, 6], [4, 6]],
+    ),
+    (  # corner key 2/3/4/6; frame of 1s; each quadrant of the 2x2 inside takes a corner
+        ["corner_quadrants", "x", 0],
+        G(
+            [
+                [2, 1, 1, 1, 1, 3],
+                [1, 1, 1, 1, 1, 1],
+                [1, 1, 8, 0, 1, 1],
+                [1, 1, 8, 8, 1, 1],
+                [1, 1, 1, 1, 1, 1],
+                [4, 1, 1, 1, 1, 6],
+            ]
+        ),
+        [[2, 0], [4, 6]],
+    ),
+    (  # vertical lines 1 (x0), 2 (x2); the 5 block is no line
+        ["line_colors", "x", 0],
+        G([[1, 0, 2, 5, 5], [1, 0, 2, 5, 5], [1, 0, 2, 0, 0]]),
+        [[1, 2], [1, 2]],
+    ),
+    (
+        ["line_colors", "x", 0],
+        G([[3, 3, 3], [0, 0, 0], [4, 4, 0]]),
+        [[3, 3], [4, 4]],
+    ),
+    (  # two 1-dots in the 8 region, one in the 4 region
+        ["most_dotted", "x", 1],
+        G([[4, 4, 8, 8, 8], [4, 1, 8, 1, 8], [4, 4, 8, 8, 1]]),
+        [[8]],
+    ),
+    (  # an L of 3s and a piece of 7s fill a 2x3 rectangle
+        ["join_pieces", "x", 0],
+        G([[3, 3, 0, 0, 0], [3, 0, 0, 0, 0], [0, 0, 0, 0, 7], [0, 0, 0, 7, 7]]),
+        [[3, 3, 7], [3, 7, 7]],
+    ),
+    (
+        ["grow_rows", "x", 0],
+        G([[1, 2, 0, 0, 0, 0]]),
+        [[1, 2, 0, 0, 0, 0], [1, 2, 2, 0, 0, 0], [1, 2, 2, 2, 0, 0]],
+    ),
+    (  # coloured cells on the odd rows and columns
+        ["sample_lattice", "x", 2, 0],
+        G([[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 4, 0, 3]]),
+        [[2, 0], [4, 3]],
+    ),
+    (  # four L pieces, each to the corner its filled corner points at
+        ["corner_assemble", "x", 0],
+        G(
+            [
+                [0, 2, 2, 0, 8, 8, 0],
+                [0, 0, 2, 0, 8, 0, 0],
+                [0, 0, 0, 0, 0, 0, 0],
+                [3, 0, 0, 0, 0, 0, 1],
+                [3, 3, 0, 0, 0, 1, 1],
+            ]
+        ),
+        [[8, 8, 2, 2], [8, 0, 0, 2], [3, 0, 0, 1], [3, 3, 1, 1]],
+    ),
+    (  # the 5s' box plus one row above and below
+        ["crop_margin", "x", 5, 1, 0],
+        G([[0, 8, 0, 8], [0, 5, 0, 5], [0, 8, 0, 8], [0, 0, 0, 0]]),
+        [[8, 0, 8], [5, 0, 5], [8, 0, 8]],
+    ),
 ]
 
 
@@ -193,6 +285,53 @@ def test_generators_fire_on_matching_shapes() -> None:
     assert list(GENERATORS["pingpong"](ping)) == [("v", 2)]
     blocky = _ctx([([[1, 1], [1, 1]], [[1]])], [])
     assert list(GENERATORS["downscale_auto"](blocky)) == [()]
+
+
+def test_new_generators_gate_on_shapes() -> None:
+    pad = _ctx([([[1, 2]], [[0, 1, 2, 0], [1, 1, 2, 2], [0, 1, 2, 0]])], [])
+    assert list(GENERATORS["pad_extend"](pad)) == [(0,)]
+    assert list(GENERATORS["pad_extend"](_ctx([([[1, 2]], [[1, 2]])], []))) == []
+    snake = _ctx([([[0, 1, 0, 6], [3, 0, 0, 0], [0, 0, 0, 0]], [[3, 1], [0, 6]])], [])
+    assert list(GENERATORS["snake_colors"](snake)) == [(2, 2, "h", 0), (2, 2, "v", 0)]
+    bars = _ctx([([[4, 0, 6], [4, 0, 6], [0, 0, 0]], [[4, 6], [4, 6]])], [])
+    assert list(GENERATORS["largest_bars"](bars)) == [(8, 0), (4, 0)]
+    assert list(GENERATORS["paint_fg"](bars)) == []
+    lines = _ctx([([[1, 0, 2], [1, 0, 2], [1, 0, 2]], [[1, 2], [1, 2]])], [])
+    assert list(GENERATORS["line_colors"](lines)) == [(0,)]
+    assert list(GENERATORS["line_colors"](pad)) == []
+    dots = _ctx([([[4, 1, 8, 8]], [[8]]), ([[4, 4, 1, 8]], [[4]])], [])
+    assert list(GENERATORS["most_dotted"](dots)) == [(12,), (1,)]
+    join = _ctx([([[3, 0, 0], [0, 0, 7]], [[3, 7]])], [])
+    assert list(GENERATORS["join_pieces"](join)) == [(0,)]
+    grow = _ctx([([[5, 0, 0, 0]], [[5, 0, 0, 0], [5, 5, 0, 0]])], [])
+    assert list(GENERATORS["grow_rows"](grow)) == [(0,)]
+    lat = _ctx([([[0, 0, 0, 0], [0, 2, 0, 3]], [[2, 2, 3, 3]])], [])
+    assert list(GENERATORS["sample_lattice"](lat)) == [(2, 0)]
+    margin = _ctx([([[0, 8, 8], [0, 5, 5], [0, 8, 8]], [[8, 8], [5, 5], [8, 8]])], [])
+    assert (5, 1, 0) in list(GENERATORS["crop_margin"](margin))
+    quad = _ctx([([[0] * 6] * 6, [[0, 0], [0, 0]])], [])
+    assert list(GENERATORS["corner_quadrants"](quad)) == [(0,)]
+
+
+def test_paint_fg_finisher_recolours_with_an_input_role() -> None:
+    # crop the 1s; the answer takes the colour of the other (the largest) object
+    pairs = [
+        ([[3, 3, 3, 0, 0], [0, 0, 0, 0, 1], [0, 0, 0, 1, 1]], [[0, 3], [3, 3]]),
+        ([[4, 4, 4, 4, 0], [1, 1, 0, 0, 0], [0, 1, 0, 0, 0]], [[4, 4], [0, 4]]),
+    ]
+    s = TaskSolver([(G(i), G(o)) for i, o in pairs], [G([[6, 6, 6, 0], [0, 0, 0, 1]])])
+    s.search(400, 5.0)
+    assert any(n.expr[0] == "paint_fg" for n in s.solutions())
+
+
+def test_scale_lookahead_finishes_a_wrong_sized_state() -> None:
+    # crop, then upscale by 2: the look-ahead finishes the crop state at once
+    pairs = [([[0, 0, 0], [0, 1, 2]], [[1, 1, 2, 2], [1, 1, 2, 2]])]
+    s = TaskSolver([(G(i), G(o)) for i, o in pairs], [G([[3, 0], [0, 0]])])
+    node = s._apply(s.node_for("x"), "crop_nonbg", (0,))  # type: ignore[arg-type]
+    assert node is not None
+    s._check(node)
+    assert any(n.expr[0] == "upscale" for n in s.exact)
 
 
 def test_lookup_grid_needs_a_shared_key_and_test_coverage() -> None:
