@@ -2,6 +2,9 @@
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
+
+The primitives follow the conventions of :mod:`atlas_actors.arc.prims` (numpy only,
+bounded loops), so ``Program.to_python`` can copy their source into a standalone script.
 """
 
 from __future__ import annotations
@@ -11,14 +14,1592 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from atlas_actors.arc import prims
+from atlas_actors.arc.prims import (
+    _enclosed,
+    _sep_segments,
+    cells_to_pixels,
+    components,
+    connect,
+    interior,
+    obj_feature,
+)
+
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
 
 Grid = np.ndarray[Any, Any]
 Args = tuple[Any, ...]
 
-OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = []
+_HV4 = ((0, 1), (0, -1), (1, 0), (-1, 0))
+_FEATS = ("size", "height", "width", "area", "holes", "is_rect", "touches_border", "shape")
+
+# ---------------------------------------------------------------- primitives
+
+
+def _dots_and_rest(g: Grid, bg: int) -> tuple[list[tuple[Grid, Grid]], Grid]:
+    """The single cells (one-cell 4-connected objects of one colour) and a mask of the
+    cells of every bigger object; raises unless there are some of both (at most 80
+    single cells)."""
+    objs = components(g, 4, 1, bg)
+    dots = [ob for ob in objs if ob[0].size == 1]
+    if not dots or len(dots) == len(objs) or len(dots) > 80:
+        raise ValueError("no single cells or no bigger objects")
+    rest = g != bg
+    for ob in dots:
+        rest[ob] = False
+    return dots, rest
+
+
+def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
+    """Move every single cell straight toward the nearest bigger object (a line or wall)
+    of its own colour in its row or column, until it touches it. Single cells with no
+    such object in line are erased (``keep`` 0) or stay put (``keep`` 1)."""
+    h, w = g.shape
+    dots, static = _dots_and_rest(g, bg)
+    o = g.copy()
+    for ys, _xs in dots:
+        o[ys, _xs] = bg
+    for ys, xs in dots:
+        y, x = int(ys[0]), int(xs[0])
+        c = int(g[y, x])
+        best: tuple[int, int, int] | None = None
+        for dy, dx in _HV4:
+            ny, nx, k = y + dy, x + dx, 1
+            while 0 <= ny < h and 0 <= nx < w:
+                if static[ny, nx] and g[ny, nx] == c:
+                    if best is None or k < best[0]:
+                        best = (k, ny - dy, nx - dx)
+                    break
+                ny, nx, k = ny + dy, nx + dx, k + 1
+        if best is not None:
+            o[best[1], best[2]] = c
+        elif keep:
+            o[y, x] = c
+    return o
+
+
+def recolor_nearest(g: Grid, c: int, mode: str, bg: int) -> Grid:
+    """Recolour cells of colour ``c`` with the colour of the nearest cell of another
+    (non-background) colour: ``row``/``col`` per cell, looking along its row/column;
+    ``orow``/``ocol`` per object (4-connected), looking in the rows/columns it spans;
+    ``any`` per object, anywhere (Manhattan distance). Ties: the first in reading order.
+    Cells with nothing to copy keep their colour."""
+    other = (g != bg) & (g != c)
+    if not other.any() or not (g == c).any():
+        raise ValueError("nothing to recolour or to copy")
+    oy, ox = np.nonzero(other)
+    ocol = g[oy, ox]
+    o = g.copy()
+    if mode in ("row", "col"):
+        ys, xs = np.nonzero(g == c)
+        for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+            sel = oy == y if mode == "row" else ox == x
+            if not sel.any():
+                continue
+            d = np.abs(ox[sel] - x) if mode == "row" else np.abs(oy[sel] - y)
+            o[y, x] = ocol[sel][int(np.argmin(d))]
+        return o
+    objs = components(np.where(g == c, c, bg), 4, 1, bg)
+    if len(objs) > 60:
+        raise ValueError("too many objects")
+    for ys, xs in objs:
+        if mode == "orow":
+            sel = np.isin(oy, ys)
+        elif mode == "ocol":
+            sel = np.isin(ox, xs)
+        else:
+            sel = np.ones(oy.shape, dtype=bool)
+        if not sel.any():
+            continue
+        cy, cx = oy[sel], ox[sel]
+        d = np.abs(cy[:, None] - ys[None, :]) + np.abs(cx[:, None] - xs[None, :])
+        o[ys, xs] = ocol[sel][int(np.argmin(d.min(axis=1)))]
+    return o
+
+
+def bounce(g: Grid, bg: int) -> Grid:
+    """From each non-background cell draw a diagonal line of its colour that leaves the
+    nearer top/bottom edge, heads for the farther side and bounces off the left and
+    right edges until it reaches the opposite top/bottom edge."""
+    h, w = g.shape
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0 or ys.size > 4:
+        raise ValueError("needs one to four seed cells")
+    o = g.copy()
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        c = int(g[y, x])
+        dy = -1 if 2 * y >= h - 1 else 1
+        dx = 0 if w == 1 else (1 if 2 * x < w - 1 else -1)
+        cy, cx = y, x
+        while 0 <= cy + dy < h:
+            nx = cx + dx
+            if not 0 <= nx < w:
+                dx = -dx
+                nx = cx + dx
+            cy, cx = cy + dy, nx
+            o[cy, cx] = c
+    return o
+
+
+def _gaps(g: Grid, c: int, axis: str, bg: int) -> list[tuple[Grid, Grid, int]]:
+    """Runs of background between two consecutive non-background cells of one colour
+    (``c``, or any if -1) along rows (``axis`` h), columns (v) or both (hv): index
+    arrays and the pair's colour."""
+    out: list[tuple[Grid, Grid, int]] = []
+    h, w = g.shape
+    if "h" in axis:
+        for y in range(h):
+            xs = np.nonzero(g[y] != bg)[0]
+            for a, b in zip(xs[:-1].tolist(), xs[1:].tolist(), strict=True):
+                col = int(g[y, a])
+                if b - a > 1 and col == g[y, b] and (c < 0 or col == c):
+                    out.append((np.full(b - a - 1, y), np.arange(a + 1, b), col))
+    if "v" in axis:
+        for x in range(w):
+            ys = np.nonzero(g[:, x] != bg)[0]
+            for a, b in zip(ys[:-1].tolist(), ys[1:].tolist(), strict=True):
+                col = int(g[a, x])
+                if b - a > 1 and col == g[b, x] and (c < 0 or col == c):
+                    out.append((np.arange(a + 1, b), np.full(b - a - 1, x), col))
+    return out
+
+
+def fill_gaps(g: Grid, c: int, fill: int, axis: str, maxgap: int, bg: int) -> Grid:
+    """Fill each background gap of at most ``maxgap`` cells between two consecutive
+    cells of the same colour (``c``, or any if -1) in a row (``axis`` h), column (v) or
+    both (hv) with ``fill`` (-1: the pair's colour)."""
+    o = g.copy()
+    for ys, xs, col in _gaps(g, c, axis, bg):
+        if ys.size <= maxgap:
+            o[ys, xs] = col if fill < 0 else fill
+    return o
+
+
+def fill_squares(g: Grid, kh: int, kw: int, e: int, c: int) -> Grid:
+    """Paint with ``c`` the ``kh`` x ``kw`` windows made only of colour ``e``, taken
+    greedily in reading order without overlapping one already painted."""
+    h, w = g.shape
+    if kh > h or kw > w or kh * kw < 2:
+        raise ValueError("window too big or too small")
+    free = g == e
+    o = g.copy()
+    for y in range(h - kh + 1):
+        for x in range(w - kw + 1):
+            if free[y : y + kh, x : x + kw].all():
+                o[y : y + kh, x : x + kw] = c
+                free[y : y + kh, x : x + kw] = False
+    return o
+
+
+def stride_recolor(g: Grid, a: int, b: int, axis: str, k: int, anchor: int) -> Grid:
+    """Recolour cells of colour ``a`` to ``b`` in every ``k``-th column (``axis`` cols)
+    or row (rows), counted from the first (``anchor`` 0) or the last (1) one."""
+    h, w = g.shape
+    n = w if axis == "cols" else h
+    idx = np.arange(n) if not anchor else np.arange(n)[::-1]
+    pick = (idx % k) == 0
+    m = pick[None, :] if axis == "cols" else pick[:, None]
+    return np.where(m & (g == a), b, g)
+
+
+def denoise(g: Grid, mode: str, bg: int) -> Grid:
+    """Erase noise: ``iso4``/``iso8`` cells with no non-background 4-/8-neighbour;
+    ``sq2`` cells in no 2x2 block of one colour."""
+    h, w = g.shape
+    p = np.pad(g, 1, constant_values=-1)
+    if mode == "sq2":
+        keep = np.zeros((h + 2, w + 2), dtype=bool)
+        same = (p[:-1, :-1] == p[1:, :-1]) & (p[:-1, :-1] == p[:-1, 1:])
+        same &= (p[:-1, :-1] == p[1:, 1:]) & (p[:-1, :-1] != bg) & (p[:-1, :-1] >= 0)
+        keep[:-1, :-1] |= same
+        keep[1:, :-1] |= same
+        keep[:-1, 1:] |= same
+        keep[1:, 1:] |= same
+        return np.where(keep[1:-1, 1:-1], g, bg)
+    nb = [(-1, 0), (1, 0), (0, -1), (0, 1)]
+    if mode == "iso8":
+        nb += [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    has = np.zeros(g.shape, dtype=bool)
+    for dy, dx in nb:
+        q = p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+        has |= (q != bg) & (q >= 0)
+    return np.where(has, g, bg)
+
+
+def recolor_extremes(g: Grid, feature: str, cmax: int, cmin: int, crest: int, bg: int) -> Grid:
+    """Objects (4-connected, one colour) with the largest ``feature`` become ``cmax``,
+    those with the smallest ``cmin``, the others ``crest`` (-1: unchanged)."""
+    objs = components(g, 4, 1, bg)
+    if len(objs) < 2 or len(objs) > 60:
+        raise ValueError("needs 2 to 60 objects")
+    vals = [obj_feature(g, ob, feature, bg) for ob in objs]
+    hi, lo = max(vals), min(vals)
+    if hi == lo:
+        raise ValueError("no extremes")
+    o = g.copy()
+    for ob, v in zip(objs, vals, strict=True):
+        c = cmax if v == hi else cmin if v == lo else crest
+        if c >= 0:
+            o[ob] = c
+    return o
+
+
+def recolor_if(
+    g: Grid, feature: str, values: list[int], cyes: int, cno: int, conn: int, bg: int
+) -> Grid:
+    """Objects (``conn``-connected, one colour) whose ``feature`` is in ``values`` become
+    ``cyes``, the others ``cno`` (-1: unchanged)."""
+    objs = components(g, conn, 1, bg)
+    if not objs or len(objs) > 60:
+        raise ValueError("needs 1 to 60 objects")
+    o = g.copy()
+    for ob in objs:
+        c = cyes if obj_feature(g, ob, feature, bg) in values else cno
+        if c >= 0:
+            o[ob] = c
+    return o
+
+
+def move_by_size(g: Grid, d: str, bg: int) -> Grid:
+    """Move every object (8-connected, one colour) in direction ``d`` by its own height
+    (up/down) or width (left/right)."""
+    h, w = g.shape
+    objs = components(g, 8, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("needs 1 to 40 objects")
+    o = np.full_like(g, bg)
+    for ys, xs in objs:
+        hh = int(ys.max() - ys.min() + 1)
+        ww = int(xs.max() - xs.min() + 1)
+        dy = -hh if d == "up" else hh if d == "down" else 0
+        dx = -ww if d == "left" else ww if d == "right" else 0
+        ny, nx = ys + dy, xs + dx
+        if ny.min() < 0 or nx.min() < 0 or ny.max() >= h or nx.max() >= w:
+            raise ValueError("object leaves the grid")
+        o[ny, nx] = g[ys, xs]
+    return o
+
+
+def recolor_except(g: Grid, keep: int, c: int) -> Grid:
+    """Every cell not of colour ``keep`` becomes ``c``."""
+    return np.where(g == keep, g, c)
+
+
+def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
+    """Rows and columns made only of colour ``e`` (``mode`` full), or whose cells
+    between the two end cells are all ``e`` while the ends are not (inner), get their
+    ``e`` cells painted ``c``."""
+    o = g.copy()
+    for t in (False, True):
+        a = g.T if t else g
+        b = o.T if t else o
+        for i in range(a.shape[0]):
+            line = a[i]
+            if mode == "full":
+                hit = bool((line == e).all())
+            else:
+                hit = (
+                    line.size > 2
+                    and bool((line[1:-1] == e).all())
+                    and line[0] != e
+                    and line[-1] != e
+                )
+            if hit:
+                b[i][line == e] = c
+    return o
+
+
+def swap_other(g: Grid, a: int, bg: int) -> Grid:
+    """Swap colour ``a`` with the one other colour of the grid (not counting ``bg``;
+    -1: count every colour)."""
+    others = [int(v) for v in np.unique(g) if v != a and v != bg]
+    if len(others) != 1 or not (g == a).any():
+        raise ValueError("needs exactly one other colour")
+    b = others[0]
+    return np.where(g == a, b, np.where(g == b, a, g))
+
+
+def complete_templates(g: Grid, bg: int) -> Grid:
+    """Complete partial copies of templates. The multicolour objects (8-connected) are
+    templates; a placement of a template (shifted, never turned) that covers only
+    background or cells of its own colours, and some cells outside the templates,
+    completes them. Placements covering the most such cells go first; each cell is
+    completed once."""
+    h, w = g.shape
+    objs = components(g, 8, 0, bg)
+    if len(objs) > 40:
+        raise ValueError("too many objects")
+    temps = []
+    in_temp = np.zeros(g.shape, dtype=bool)
+    for ys, xs in objs:
+        if np.unique(g[ys, xs]).size > 1:
+            y0, x0 = int(ys.min()), int(xs.min())
+            cells = list(
+                zip((ys - y0).tolist(), (xs - x0).tolist(), g[ys, xs].tolist(), strict=True)
+            )
+            temps.append(cells)
+            in_temp[ys, xs] = True
+    loose = (g != bg) & ~in_temp
+    if not temps or not loose.any() or int(loose.sum()) > 200:
+        raise ValueError("no templates or nothing to complete")
+    ly, lx = np.nonzero(loose)
+    cands: list[tuple[int, int, frozenset[tuple[int, int]], list[tuple[int, int, int]]]] = []
+    seen: set[tuple[int, int, int]] = set()
+    for ti, cells in enumerate(temps):
+        for py, px in zip(ly.tolist(), lx.tolist(), strict=True):
+            for ty, tx, tc in cells:
+                dy, dx = py - ty, px - tx
+                if tc != g[py, px] or (ti, dy, dx) in seen:
+                    continue
+                seen.add((ti, dy, dx))
+                placed = [(y + dy, x + dx, c) for y, x, c in cells]
+                if any(
+                    not (0 <= y < h and 0 <= x < w)
+                    or in_temp[y, x]
+                    or (g[y, x] != bg and g[y, x] != c)
+                    for y, x, c in placed
+                ):
+                    continue
+                hit = frozenset((y, x) for y, x, _ in placed if loose[y, x])
+                if len(hit) < len(placed):
+                    cands.append((-len(hit), len(cands), hit, placed))
+    cands.sort(key=lambda t: (t[0], t[1]))
+    o = g.copy()
+    done: set[tuple[int, int]] = set()
+    for _, _, hit, placed in cands:
+        if hit & done:
+            continue
+        done |= hit
+        for y, x, c in placed:
+            o[y, x] = c
+    return o
+
+
+def hollow(g: Grid, bg: int) -> Grid:
+    """Erase the cells of objects whose 8 neighbours are all non-background (keep the
+    outlines)."""
+    return interior(g, bg, bg)
+
+
+def connect_layered(g: Grid, top: str, bg: int) -> Grid:
+    """Join pairs of same-colour cells in a row or column with lines of their colour
+    (over background); where lines cross, the ``top`` ones (h rows, v columns) win."""
+    o = g.copy()
+    for axis in ("h", "v") if top == "v" else ("v", "h"):
+        a = g if axis == "h" else g.T
+        b = o if axis == "h" else o.T
+        for i in range(a.shape[0]):
+            line = a[i]
+            for col in np.unique(line).tolist():
+                if col == bg:
+                    continue
+                idx = np.nonzero(line == col)[0]
+                if idx.size >= 2:
+                    seg = slice(int(idx.min()), int(idx.max()) + 1)
+                    b[i, seg][line[seg] == bg] = col
+    return o
+
+
+def ring_colors(g: Grid, mode: str) -> Grid:
+    """Permute the colours of concentric rings (the cells at one distance from the
+    grid's edge, each ring one colour). Taking the colours in order from the outside
+    in, they are reversed (``mode`` rev), or each takes the colour of the one before
+    it, the first that of the last (out), or of the one after it (in)."""
+    h, w = g.shape
+    yy, xx = np.mgrid[0:h, 0:w]
+    layer = np.minimum(np.minimum(yy, xx), np.minimum(h - 1 - yy, w - 1 - xx))
+    cols = []
+    for k in range(int(layer.max()) + 1):
+        u = np.unique(g[layer == k])
+        if u.size != 1:
+            raise ValueError("a ring is not one colour")
+        cols.append(int(u[0]))
+    order = list(dict.fromkeys(cols))
+    n = len(order)
+    if n < 2:
+        raise ValueError("one colour")
+    if mode == "rev":
+        new = order[::-1]
+    elif mode == "out":
+        new = [order[(i - 1) % n] for i in range(n)]
+    else:
+        new = [order[(i + 1) % n] for i in range(n)]
+    lut = np.arange(10)
+    lut[order] = new
+    return lut[g]
+
+
+def extend_ends(g: Grid, bg: int) -> Grid:
+    """Continue lines: every non-background cell with exactly one non-background
+    8-neighbour, of its own colour, gets a ray of its colour pointing away from that
+    neighbour, over background, up to the first non-background cell."""
+    h, w = g.shape
+    ys, xs = np.nonzero(g != bg)
+    if ys.size > 200:
+        raise ValueError("too many cells")
+    o = g.copy()
+    nbs = [(dy, dx) for dy in (-1, 0, 1) for dx in (-1, 0, 1) if dy or dx]
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        c = int(g[y, x])
+        found = [
+            (dy, dx)
+            for dy, dx in nbs
+            if 0 <= y + dy < h and 0 <= x + dx < w and g[y + dy, x + dx] != bg
+        ]
+        if len(found) != 1 or g[y + found[0][0], x + found[0][1]] != c:
+            continue
+        dy, dx = -found[0][0], -found[0][1]
+        ny, nx = y + dy, x + dx
+        while 0 <= ny < h and 0 <= nx < w and g[ny, nx] == bg:
+            o[ny, nx] = c
+            ny, nx = ny + dy, nx + dx
+    return o
+
+
+def connect_l(g: Grid, a: int, b: int, first: str, c: int, bg: int) -> Grid:
+    """Join the one cell of colour ``a`` to the one cell of colour ``b`` with an
+    L-shaped path of colour ``c`` (over background) that leaves ``a`` along its column
+    (``first`` v) or its row (h), then turns toward ``b``."""
+    pa, pb = np.argwhere(g == a), np.argwhere(g == b)
+    if len(pa) != 1 or len(pb) != 1:
+        raise ValueError("needs exactly one cell of each colour")
+    (ay, ax), (by, bx) = pa[0].tolist(), pb[0].tolist()
+    cy, cx = (by, ax) if first == "v" else (ay, bx)
+    o = g.copy()
+    for (y0, x0), (y1, x1) in (((ay, ax), (cy, cx)), ((cy, cx), (by, bx))):
+        ys = np.arange(min(y0, y1), max(y0, y1) + 1)
+        xs = np.arange(min(x0, x1), max(x0, x1) + 1)
+        seg = o[np.ix_(ys, xs)]
+        seg[seg == bg] = c
+        o[np.ix_(ys, xs)] = seg
+    return np.where(g != bg, g, o)
+
+
+def fill_holes(g: Grid, kind: str, c: int, bg: int) -> Grid:
+    """Paint with ``c`` the enclosed background regions (4-connected, not reaching the
+    edge) of one kind: ``rect`` solid rectangles, ``square`` solid squares, ``even`` /
+    ``odd`` regions whose width is even / odd."""
+    enc = _enclosed(g == bg)
+    if not enc.any():
+        raise ValueError("no holes")
+    o = g.copy()
+    for ys, xs in components(enc.astype(np.int64), 4, 0, 0):
+        hh = int(ys.max() - ys.min() + 1)
+        ww = int(xs.max() - xs.min() + 1)
+        solid = ys.size == hh * ww
+        if kind == "rect":
+            hit = solid
+        elif kind == "square":
+            hit = solid and hh == ww
+        else:
+            hit = (ww % 2 == 0) == (kind == "even")
+        if hit:
+            o[ys, xs] = c
+    return o
+
+
+def halo_if(g: Grid, feature: str, values: list[int], c: int, bg: int) -> Grid:
+    """Outline with ``c`` (the background cells among the 8 neighbours) every object
+    (4-connected, one colour) whose ``feature`` is in ``values``."""
+    h, w = g.shape
+    objs = components(g, 4, 1, bg)
+    if not objs or len(objs) > 60:
+        raise ValueError("needs 1 to 60 objects")
+    mark = np.zeros((h + 2, w + 2), dtype=bool)
+    for ob in objs:
+        if obj_feature(g, ob, feature, bg) in values:
+            ys, xs = ob
+            for dy in (0, 1, 2):
+                for dx in (0, 1, 2):
+                    mark[ys + dy, xs + dx] = True
+    return np.where(mark[1:-1, 1:-1] & (g == bg), c, g)
+
+
+def mark_contact(g: Grid, bg: int) -> Grid:
+    """Every single cell looks along its row and column: the first cell of a bigger
+    object (4-connected, one colour) it sees takes the single cell's colour."""
+    h, w = g.shape
+    dots, big = _dots_and_rest(g, bg)
+    o = g.copy()
+    for ys, xs in dots:
+        y, x = int(ys[0]), int(xs[0])
+        for dy, dx in _HV4:
+            ny, nx = y + dy, x + dx
+            while 0 <= ny < h and 0 <= nx < w and g[ny, nx] == bg:
+                ny, nx = ny + dy, nx + dx
+            if 0 <= ny < h and 0 <= nx < w and big[ny, nx]:
+                o[ny, nx] = g[y, x]
+    return o
+
+
+_DIAG4 = {"ul": (-1, -1), "ur": (-1, 1), "dl": (1, -1), "dr": (1, 1)}
+
+
+def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: int) -> None:
+    """Paint ``c`` over the background from (y+dy, x+dx) on to the border."""
+    h, w = g.shape
+    y, x = y + dy, x + dx
+    while 0 <= y < h and 0 <= x < w:
+        if g[y, x] == bg:
+            o[y, x] = c
+        y, x = y + dy, x + dx
+
+
+def corner_rays(g: Grid, which: str, cmode: str, bg: int) -> Grid:
+    """From the bounding-box corners of every object (8-connected, one colour) shoot a
+    diagonal ray outward to the border, over the background. ``which``: ``empty``
+    corners (not part of the object), ``full`` corners, or ``all``. ``cmode`` ``own``:
+    rays of the object's colour; ``inside``: only objects whose bounding box holds
+    other colours shoot, with the commonest of those colours (a container's content)."""
+    objs = components(g, 8, 1, bg)
+    if not objs or len(objs) > 30:
+        raise ValueError("no objects")
+    o = g.copy()
+    for ys, xs in objs:
+        y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        c = int(g[ys[0], xs[0]])
+        if cmode == "inside":
+            box = g[y0 : y1 + 1, x0 : x1 + 1]
+            inner = box[(box != bg) & (box != c)]
+            if inner.size == 0:
+                continue
+            c = int(np.bincount(inner, minlength=10).argmax())
+        for y, x, dy, dx in ((y0, x0, -1, -1), (y0, x1, -1, 1), (y1, x0, 1, -1), (y1, x1, 1, 1)):
+            full = bool(g[y, x] != bg)
+            if which == "all" or (which == "full") == full:
+                _diag_ray(o, g, y, x, dy, dx, c, bg)
+    return o
+
+
+def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
+    """From every object of colour ``c`` (4-connected) shoot a diagonal ray of ``c``
+    in direction ``d`` (ul/ur/dl/dr) from its bounding-box corner on that side to the
+    border, over the background."""
+    dy, dx = _DIAG4[d]
+    objs = [ob for ob in components(g, 4, 1, bg) if g[ob[0][0], ob[1][0]] == c]
+    if not objs:
+        raise ValueError("no objects of that colour")
+    o = g.copy()
+    for ys, xs in objs:
+        y = int(ys.min()) if dy < 0 else int(ys.max())
+        x = int(xs.min()) if dx < 0 else int(xs.max())
+        _diag_ray(o, g, y, x, dy, dx, c, bg)
+    return o
+
+
+def cell_connect(g: Grid, bg: int) -> Grid:
+    """For a grid cut by separator lines into cells of one colour each, join every two
+    cells of one colour in a row or column of cells by painting the background cells
+    between them that colour (as ``connect`` on the grid of cells)."""
+    rsegs, csegs = _sep_segments(g, bg)
+    if len(rsegs) * len(csegs) < 4:
+        raise ValueError("no cells")
+    small = cells_to_pixels(g, bg)
+    new = connect(small, -1, -1, bg)
+    o = g.copy()
+    for i, j in zip(*np.nonzero(new != small), strict=True):
+        (y0, y1), (x0, x1) = rsegs[int(i)], csegs[int(j)]
+        o[y0:y1, x0:x1] = new[i, j]
+    return o
+
+
+_HV4D = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
+
+
+def dashed_rays(g: Grid, d: str, c2: int, bg: int) -> Grid:
+    """From every cell not of colour ``c2`` or the background (at most 40) draw a ray
+    in direction ``d`` to the border over the background, alternating ``c2`` (first)
+    with the cell's own colour."""
+    dy, dx = _HV4D[d]
+    ys, xs = np.nonzero((g != bg) & (g != c2))
+    if ys.size == 0 or ys.size > 40:
+        raise ValueError("no sources or too many")
+    h, w = g.shape
+    o = g.copy()
+    for y0, x0 in zip(ys.tolist(), xs.tolist(), strict=True):
+        c, y, x, k = int(g[y0, x0]), y0 + dy, x0 + dx, 1
+        while 0 <= y < h and 0 <= x < w:
+            if g[y, x] == bg:
+                o[y, x] = c2 if k % 2 else c
+            y, x, k = y + dy, x + dx, k + 1
+    return o
+
+
+def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
+    """Draw lines of colour ``c`` across the whole grid, over the background, through
+    the centre row (``axis`` h), column (v) or both (hv) of every object (8-connected,
+    one colour) whose bounding box has a middle cell on that axis."""
+    objs = components(g, 8, 1, bg)
+    if not objs or len(objs) > 20:
+        raise ValueError("no objects or too many")
+    free = g == bg
+    o = g.copy()
+    for ys, xs in objs:
+        y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        if "h" in axis and (y0 + y1) % 2 == 0:
+            row = (y0 + y1) // 2
+            o[row, free[row]] = c
+        if "v" in axis and (x0 + x1) % 2 == 0:
+            col = (x0 + x1) // 2
+            o[free[:, col], col] = c
+    return o
+
+
+def fill_corners(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` over the background strictly inside every rectangle whose four
+    corners are single cells of one colour (at most 40 cells of each colour)."""
+    o = g.copy()
+    found = False
+    for k in np.unique(g[g != bg]).tolist():
+        m = g == k
+        ys, xs = np.nonzero(m)
+        if ys.size < 4 or ys.size > 40:
+            continue
+        pts = list(zip(ys.tolist(), xs.tolist(), strict=True))
+        for y0, x0 in pts:
+            for y1, x1 in pts:
+                if y1 > y0 + 1 and x1 > x0 + 1 and m[y0, x1] and m[y1, x0]:
+                    box = o[y0 + 1 : y1, x0 + 1 : x1]
+                    box[g[y0 + 1 : y1, x0 + 1 : x1] == bg] = c
+                    found = True
+    if not found:
+        raise ValueError("no corner rectangles")
+    return o
+
+
+def cell_broadcast(g: Grid, bg: int) -> Grid:
+    """For a grid cut by separator lines into equal cells, copy the one pattern found
+    in the non-empty cells into every empty cell (all non-empty cells must agree)."""
+    rsegs, csegs = _sep_segments(g, bg)
+    cells = [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    if len(cells) < 2 or len({(y1 - y0, x1 - x0) for y0, y1, x0, x1 in cells}) != 1:
+        raise ValueError("no equal cells")
+    full = [g[y0:y1, x0:x1] for y0, y1, x0, x1 in cells if (g[y0:y1, x0:x1] != bg).any()]
+    if not full or any(not np.array_equal(p, full[0]) for p in full[1:]):
+        raise ValueError("no single pattern")
+    o = g.copy()
+    for y0, y1, x0, x1 in cells:
+        o[y0:y1, x0:x1] = full[0]
+    return o
+
+
+def diag_period_fill(g: Grid, bg: int) -> Grid:
+    """Fill the background so that every diagonal (anti-diagonal first, then main) has
+    one colour repeating with the smallest period ``k`` <= 6 that fits every
+    non-background cell and has a colour for each residue."""
+    h, w = g.shape
+    yy, xx = np.indices((h, w))
+    fg = g != bg
+    if not fg.any():
+        raise ValueError("empty grid")
+    for key in (yy + xx, yy - xx + w):
+        for k in range(2, 7):
+            res = key % k
+            lut = np.full(k, -1)
+            ok = True
+            for r in range(k):
+                vals = np.unique(g[fg & (res == r)])
+                if vals.size != 1:
+                    ok = False
+                    break
+                lut[r] = vals[0]
+            if ok:
+                return np.where(fg, g, lut[res]).astype(g.dtype)
+    raise ValueError("no diagonal period")
+
+
+def cell_max_fill(g: Grid, bg: int) -> Grid:
+    """For a grid cut by separator lines into cells: the cells holding the most
+    non-background cells are filled with their commonest colour, the others cleared."""
+    rsegs, csegs = _sep_segments(g, bg)
+    cells = [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    if len(cells) < 2:
+        raise ValueError("no cells")
+    counts = [int((g[y0:y1, x0:x1] != bg).sum()) for y0, y1, x0, x1 in cells]
+    top = max(counts)
+    if top == 0:
+        raise ValueError("empty cells")
+    o = g.copy()
+    for (y0, y1, x0, x1), n in zip(cells, counts, strict=True):
+        p = g[y0:y1, x0:x1]
+        o[y0:y1, x0:x1] = int(np.bincount(p[p != bg], minlength=10).argmax()) if n == top else bg
+    return o
+
+
+def snap_to_wall(g: Grid, bg: int) -> Grid:
+    """Move every single cell (a one-cell object of its colour) straight toward the
+    nearest bigger object of any colour in its row or column until it touches it (or
+    a cell already moved there: they pile up), taking that object's colour. Single
+    cells with no such object in line are erased."""
+    h, w = g.shape
+    dots, static = _dots_and_rest(g, bg)
+    o = g.copy()
+    moves: list[tuple[int, int, int, int, int, int]] = []
+    for ys, xs in dots:
+        y, x = int(ys[0]), int(xs[0])
+        o[y, x] = bg
+        best: tuple[int, int, int, int, int, int] | None = None
+        for dy, dx in _HV4:
+            ny, nx, k = y + dy, x + dx, 1
+            while 0 <= ny < h and 0 <= nx < w:
+                if static[ny, nx]:
+                    if best is None or k < best[0]:
+                        best = (k, y, x, dy, dx, int(g[ny, nx]))
+                    break
+                ny, nx, k = ny + dy, nx + dx, k + 1
+        if best is not None:
+            moves.append(best)
+    for _k, y, x, dy, dx, c in sorted(moves):
+        while not static[y + dy, x + dx]:
+            y, x = y + dy, x + dx
+        static[y, x] = True
+        o[y, x] = c
+    return o
+
+
+def recolor_by_dot(g: Grid, bg: int) -> Grid:
+    """A palette cell: the one colour found only as a single isolated cell (no
+    non-background 8-neighbour) paints every other non-background cell, and the
+    single cell itself is erased."""
+    objs = components(g, 8, 0, bg)
+    dots = [ob for ob in objs if ob[0].size == 1]
+    cols = {int(g[ys[0], xs[0]]) for ys, xs in dots}
+    if len(dots) != 1 or len(objs) < 2:
+        raise ValueError("not one palette cell")
+    o = np.where(g != bg, cols.pop(), g)
+    o[dots[0]] = bg
+    return o
+
+
+def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
+    """An object's shape: its bounding-box size and the cells it fills there."""
+    m = np.zeros((int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1), dtype=bool)
+    m[ys - ys.min(), xs - xs.min()] = True
+    return m.shape, m.tobytes()
+
+
+def recolor_matching(g: Grid, mode: str, closed: int, bg: int) -> Grid:
+    """Templates are the objects (8-connected, one colour) lying inside the bounding box
+    of a container object (with ``closed`` 1: walled in by the container's colour, not
+    reaching the border). Every object outside the containers with the same shape as a
+    template gets the template's colour (``mode`` inner) or its container's (frame)."""
+    objs = components(g, 8, 1, bg)
+    if len(objs) < 3 or len(objs) > 40:
+        raise ValueError("too few or too many objects")
+    boxes = [(int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())) for ys, xs in objs]
+    inside: dict[int, int] = {}
+    for i, (y0, y1, x0, x1) in enumerate(boxes):
+        for j, (a0, a1, b0, b1) in enumerate(boxes):
+            if i != j and y0 <= a0 and a1 <= y1 and x0 <= b0 and b1 <= x1:
+                inside[j] = i
+    if closed:
+        for j, i in list(inside.items()):
+            ys, xs = objs[i]
+            walled = _enclosed(g != g[ys[0], xs[0]])
+            if not walled[objs[j]].all():
+                del inside[j]
+    if not inside:
+        raise ValueError("no container")
+    templ: dict[Any, int] = {}
+    for j, i in inside.items():
+        ys, xs = objs[j]
+        src = objs[i] if mode == "frame" else objs[j]
+        templ[_mask(ys, xs)] = int(g[src[0][0], src[1][0]])
+    o = g.copy()
+    for k, (ys, xs) in enumerate(objs):
+        if k in inside or k in inside.values():
+            continue
+        c = templ.get(_mask(ys, xs))
+        if c is not None:
+            o[ys, xs] = c
+    return o
+
+
+def flood_alternate(g: Grid, bg: int) -> Grid:
+    """Two seed colours sit on the two parities of a checkerboard ((row + column) % 2)
+    next to each other; flood the background regions (4-connected) they touch with
+    that checkerboard. Seeds: the non-background colours other than the commonest."""
+    fg = g[g != bg]
+    if fg.size == 0:
+        raise ValueError("empty grid")
+    wall = int(np.bincount(fg, minlength=10).argmax())
+    seeds = [int(k) for k in np.unique(fg) if k != wall]
+    if len(seeds) != 2:
+        raise ValueError("not two seed colours")
+    par = np.add.outer(np.arange(g.shape[0]), np.arange(g.shape[1])) % 2
+    lut = {}
+    for k in seeds:
+        ps = np.unique(par[g == k])
+        if ps.size != 1:
+            raise ValueError("seed colour on both parities")
+        lut[int(ps[0])] = k
+    if len(lut) != 2:
+        raise ValueError("seeds share a parity")
+    regs = components(np.where(g == bg, 1, 0), 4, 1, 0)
+    seed = np.isin(g, seeds)
+    near = np.zeros(g.shape, dtype=bool)
+    near[1:] |= seed[:-1]
+    near[:-1] |= seed[1:]
+    near[:, 1:] |= seed[:, :-1]
+    near[:, :-1] |= seed[:, 1:]
+    o = g.copy()
+    for r in regs:
+        if near[r].any():
+            o[r] = np.where(par[r] == 0, lut[0], lut[1])
+    return o
+
+
+def wall_rays(g: Grid, c: int, toward: int, bg: int) -> Grid:
+    """A wall is a full row or column of one colour. From every cell of colour ``c``
+    draw a ray of ``c`` at right angles to the wall (over the background): up to the
+    wall (``toward`` 1) or away from it to the border (0)."""
+    h, w = g.shape
+    rows = [y for y in range(h) if g[y, 0] != bg and (g[y] == g[y, 0]).all()]
+    cols = [x for x in range(w) if g[0, x] != bg and (g[:, x] == g[0, x]).all()]
+    if len(rows) + len(cols) != 1:
+        raise ValueError("not one wall")
+    t = g.T if cols else g
+    wall = (cols or rows)[0]
+    o = t.copy()
+    ys, xs = np.nonzero(t == c)
+    if ys.size == 0 or ys.size > 60:
+        raise ValueError("no cells of that colour")
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        if y == wall:
+            continue
+        step = 1 if y < wall else -1
+        if not toward:
+            step = -step
+        end = wall if toward else (t.shape[0] if step > 0 else -1)
+        col = o[:, x]
+        for yy in range(y + step, end, step):
+            if t[yy, x] == bg:
+                col[yy] = c
+    return o.T if cols else o
+
+
+OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+    ("snap_to_line", snap_to_line, ("g", "b", "c")),
+    ("recolor_nearest", recolor_nearest, ("g", "c", ("row", "col", "orow", "ocol", "any"), "c")),
+    ("bounce", bounce, ("g", "c")),
+    ("fill_gaps", fill_gaps, ("g", "cd", "cd", ("h", "v", "hv"), "k", "c")),
+    ("fill_squares", fill_squares, ("g", "k", "k", "c", "c")),
+    ("stride_recolor", stride_recolor, ("g", "c", "c", ("rows", "cols"), "k", "b")),
+    ("denoise", denoise, ("g", ("iso4", "iso8", "sq2"), "c")),
+    ("recolor_extremes", recolor_extremes, ("g", _FEATS, "cd", "cd", "cd", "c")),
+    ("recolor_if", recolor_if, ("g", _FEATS, "il", "cd", "cd", "conn", "c")),
+    ("move_by_size", move_by_size, ("g", ("down", "up", "left", "right"), "c")),
+    ("recolor_except", recolor_except, ("g", "c", "c")),
+    ("fill_empty_lines", fill_empty_lines, ("g", "c", "c", ("full", "inner"))),
+    ("swap_other", swap_other, ("g", "c", "cd")),
+    ("complete_templates", complete_templates, ("g", "c")),
+    ("hollow", hollow, ("g", "c")),
+    ("connect_layered", connect_layered, ("g", ("h", "v"), "c")),
+    ("ring_colors", ring_colors, ("g", ("rev", "out", "in"))),
+    ("extend_ends", extend_ends, ("g", "c")),
+    ("connect_l", connect_l, ("g", "c", "c", ("h", "v"), "c", "c")),
+    ("fill_holes", fill_holes, ("g", ("rect", "square", "even", "odd"), "c", "c")),
+    ("halo_if", halo_if, ("g", _FEATS, "il", "c", "c")),
+    ("mark_contact", mark_contact, ("g", "c")),
+    ("corner_rays", corner_rays, ("g", ("empty", "full", "all"), ("own", "inside"), "c")),
+    ("obj_diag_ray", obj_diag_ray, ("g", "c", tuple(_DIAG4), "c")),
+    ("cell_connect", cell_connect, ("g", "c")),
+    ("dashed_rays", dashed_rays, ("g", tuple(_HV4D), "c", "c")),
+    ("center_lines", center_lines, ("g", "c", ("h", "v", "hv"), "c")),
+    ("fill_corners", fill_corners, ("g", "c", "c")),
+    ("cell_broadcast", cell_broadcast, ("g", "c")),
+    ("diag_period_fill", diag_period_fill, ("g", "c")),
+    ("cell_max_fill", cell_max_fill, ("g", "c")),
+    ("snap_to_wall", snap_to_wall, ("g", "c")),
+    ("recolor_by_dot", recolor_by_dot, ("g", "c")),
+    ("recolor_matching", recolor_matching, ("g", ("inner", "frame"), "b", "c")),
+    ("flood_alternate", flood_alternate, ("g", "c")),
+    ("wall_rays", wall_rays, ("g", "c", "b", "c")),
+]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
 
-GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {}
+
+# ---------------------------------------------------------------- generators
+
+
+def _pairs(ctx: Ctx) -> list[tuple[Grid, Grid]]:
+    return list(zip(ctx.train, ctx.targets, strict=False))
+
+
+def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, and some colour's cells moved (the non-background count kept or
+    shrunk)."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for s, t in _pairs(ctx):
+        if int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()):
+            return
+    if all((s == t).all() for s, t in _pairs(ctx)):
+        return
+    yield (0, ctx.bg)
+    yield (1, ctx.bg)
+
+
+def g_recolor_nearest(ctx: Ctx) -> Iterator[Args]:
+    """Only cells of one colour change (to other colours already in the grid)."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    src: set[int] = set()
+    for s, t in _pairs(ctx):
+        d = s != t
+        if not d.any():
+            continue
+        src |= set(np.unique(s[d]).tolist())
+        if len(src) > 1 or ctx.bg in src:
+            return
+        if not set(np.unique(t[d]).tolist()) <= set(np.unique(s).tolist()):
+            return
+    if len(src) != 1:
+        return
+    c = src.pop()
+    for mode in ("row", "col", "orow", "ocol", "any"):
+        yield (c, mode, ctx.bg)
+
+
+def g_bounce(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows and all(1 <= int((s != ctx.bg).sum()) <= 4 for s in ctx.states):
+        yield (ctx.bg,)
+
+
+def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
+    """Infer which gaps are filled: the pairs' colour or one fill colour, along which
+    axis, and the longest gap filled (every longer gap must stay open)."""
+    if not ctx.grows or ctx.depth > 1:
+        return
+    pairs = _pairs(ctx)
+    painted: list[Grid] = []
+    for s, t in pairs:
+        d = s != t
+        if (s[d] != ctx.bg).any():
+            return
+        painted.append(d)
+    fills = {int(v) for (_, t), d in zip(pairs, painted, strict=True) for v in np.unique(t[d])}
+    cands = [c for c in ctx.state_colors[:4]]
+    found = 0
+    for axis in ("h", "v", "hv"):
+        for c in (-1, *cands):
+            for fill in sorted(fills) if len(fills) == 1 else [-1]:
+                longest, shortest_open, ok = 0, 99, True
+                for (s, t), d in zip(pairs, painted, strict=True):
+                    cover = np.zeros(s.shape, dtype=bool)
+                    for ys, xs, col in _gaps(s, c, axis, ctx.bg):
+                        want = col if fill < 0 else fill
+                        got = t[ys, xs]
+                        if (got == want).all():
+                            cover[ys, xs] = True
+                            longest = max(longest, int(ys.size))
+                        elif (got == ctx.bg).all():
+                            shortest_open = min(shortest_open, int(ys.size))
+                        else:
+                            ok = False
+                            break
+                    if not ok or (d & ~cover).any():
+                        ok = False
+                        break
+                if ok and 0 < longest < shortest_open:
+                    yield (c, fill, axis, longest, ctx.bg)
+                    found += 1
+                    if found >= 3:
+                        return
+
+
+def _fits(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
+    """``fn(state, *args)`` is the target for every train pair."""
+    try:
+        return all(np.array_equal(fn(s, *args), t) for s, t in _pairs(ctx))
+    except ValueError:
+        return False
+
+
+def _paints_in(pairs: list[tuple[Grid, Grid]], c: int, fn: Callable[..., Grid], *args: Any) -> bool:
+    """``fn(state, *args)`` changes some cells of every train state, and the target has
+    colour ``c`` on all of them."""
+    for s, t in pairs:
+        try:
+            new = fn(s, *args) != s
+        except ValueError:
+            return False
+        if not new.any() or (t[new] != c).any():
+            return False
+    return True
+
+
+def _change(ctx: Ctx) -> tuple[list[int], list[int]] | None:
+    """Per pair, the one colour the changed cells had and the one they got (None if
+    any pair changes more than one colour into one colour, or nothing changes)."""
+    src, dst = [], []
+    for s, t in _pairs(ctx):
+        d = s != t
+        if not d.any():
+            return None
+        a, b = np.unique(s[d]), np.unique(t[d])
+        if a.size != 1 or b.size != 1:
+            return None
+        src.append(int(a[0]))
+        dst.append(int(b[0]))
+    return src, dst
+
+
+def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
+    """Background windows of one size painted one colour: try small sizes."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1 or len(set(ch[0])) != 1:
+        return
+    e, c = ch[0][0], ch[1][0]
+    s0, t0 = ctx.train[0], ctx.targets[0]
+    painted = np.where(s0 != t0, 1, 0)
+    sizes: set[tuple[int, int]] = set()
+    for ys, xs in components(painted, 4, 1, 0)[:20]:
+        bh, bw = int(ys.max() - ys.min() + 1), int(xs.max() - xs.min() + 1)
+        for kh in {bh, min(bh, bw)}:
+            for kw in {bw, min(bh, bw)}:
+                if kh * kw >= 2 and kh <= 6 and kw <= 6:
+                    sizes.add((kh, kw))
+    for kh, kw in sorted(sizes)[:4]:
+        if _fits(ctx, fill_squares, kh, kw, e, c):
+            yield (kh, kw, e, c)
+
+
+def g_stride_recolor(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
+        return
+    a, b = ch[0][0], ch[1][0]
+    for axis in ("cols", "rows"):
+        for k in range(2, 5):
+            for anchor in (0, 1):
+                if _fits(ctx, stride_recolor, a, b, axis, k, anchor):
+                    yield (a, b, axis, k, anchor)
+
+
+def g_denoise(ctx: Ctx) -> Iterator[Args]:
+    """Only erasures: every target cell is background or as in the state."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for s, t in _pairs(ctx):
+        if ((t != s) & (t != ctx.bg)).any():
+            return
+    if all((s == t).all() for s, t in _pairs(ctx)):
+        return
+    for mode in ("iso4", "iso8", "sq2"):
+        yield (mode, ctx.bg)
+
+
+def _obj_colors(ctx: Ctx, conn: int) -> list[tuple[Grid, list[Any], list[int]]] | None:
+    """Per pair: the state, its one-colour objects and the one colour each object has
+    in the target (-1 if unchanged); None if an object is not one colour there, or
+    cells outside the objects change."""
+    out = []
+    for s, t in _pairs(ctx):
+        objs = components(s, conn, 1, ctx.bg)
+        if not objs or len(objs) > 60:
+            return None
+        if ((s == ctx.bg) & (t != ctx.bg)).any():
+            return None
+        cols = []
+        for ob in objs:
+            u = np.unique(t[ob])
+            if u.size != 1:
+                return None
+            c = int(u[0])
+            cols.append(-1 if (t[ob] == s[ob]).all() else c)
+        out.append((s, objs, cols))
+    return out
+
+
+def g_recolor_extremes(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    data = _obj_colors(ctx, 4)
+    if data is None:
+        return
+    for feat in ("size", "height", "width", "area"):
+        want: list[set[int]] = [set(), set(), set()]
+        ok = True
+        for s, objs, cols in data:
+            vals = [obj_feature(s, ob, feat, ctx.bg) for ob in objs]
+            hi, lo = max(vals), min(vals)
+            if hi == lo:
+                ok = False
+                break
+            for v, c in zip(vals, cols, strict=True):
+                want[0 if v == hi else 1 if v == lo else 2].add(c)
+        if ok and all(len(w) <= 1 for w in want) and want[0] and want[1]:
+            cmax, cmin = want[0].pop(), want[1].pop()
+            crest = want[2].pop() if want[2] else -1
+            if crest != -1 or (cmax != -1 and cmin != -1):  # not a plain selection
+                yield (feat, cmax, cmin, crest, ctx.bg)
+
+
+def g_recolor_if(ctx: Ctx) -> Iterator[Args]:
+    """Objects fall in two target classes (a colour, or unchanged) told apart by one
+    feature: the values of the smaller class."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for conn in (8, 4):
+        data = _obj_colors(ctx, conn)
+        if data is None:
+            continue
+        classes = {c for _, _, cols in data for c in cols}
+        if len(classes) != 2:
+            continue
+        ca, cb = sorted(classes)
+        for feat in _FEATS:
+            va: set[int] = set()
+            vb: set[int] = set()
+            for s, objs, cols in data:
+                for ob, c in zip(objs, cols, strict=True):
+                    (va if c == ca else vb).add(obj_feature(s, ob, feat, ctx.bg))
+            if va & vb:
+                continue
+            # a class told by one value, against a class of several (or a tie)
+            if len(va) == 1 and len(va) <= len(vb):
+                yield (feat, sorted(va), ca, cb, conn, ctx.bg)
+            if len(vb) == 1 and len(vb) <= len(va):
+                yield (feat, sorted(vb), cb, ca, conn, ctx.bg)
+            return
+
+
+def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for s, t in _pairs(ctx):
+        if int((s != ctx.bg).sum()) != int((t != ctx.bg).sum()):
+            return
+    if all((s == t).all() for s, t in _pairs(ctx)):
+        return
+    for d in ("down", "up", "left", "right"):
+        yield (d, ctx.bg)
+
+
+def _cmaps(ctx: Ctx) -> list[dict[int, int]] | None:
+    """Per pair, the cell-wise colour map state -> target (None if there is none)."""
+    out = []
+    for s, t in _pairs(ctx):
+        if s.shape != t.shape:
+            return None
+        m: dict[int, int] = {}
+        for p in np.unique(s.ravel() * 10 + t.ravel()).tolist():
+            a, b = divmod(p, 10)
+            if m.setdefault(a, b) != b:
+                return None
+        out.append(m)
+    return out
+
+
+def g_swap_colors(ctx: Ctx) -> Iterator[Args]:
+    """Per-pair colour maps where colour ``a`` takes the place of another colour ``b`` of
+    the same grid, the colours varying per pair (given as roles): swap them, and the
+    final colour map does the rest."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    from atlas_actors.arc.infer import _specs
+
+    maps = _cmaps(ctx)
+    if maps is None:
+        return
+    found = 0
+    for a in [*sorted({a for m in maps for a in m}), 10, 11, 12, 13]:
+        try:
+            src = [prims.role_color(s, a) for s in ctx.train]
+        except ValueError:
+            continue
+        dst = [m.get(x, -1) for m, x in zip(maps, src, strict=True)]
+        if any(b < 0 or b == x or b not in m for b, x, m in zip(dst, src, maps, strict=True)):
+            continue
+        if len(set(dst)) == 1 and len(set(src)) == 1:
+            continue  # a plain colour map
+        for b in _specs(ctx.train, dst)[:2]:
+            yield (a, b)
+            found += 1
+            if found >= 3:
+                return
+
+
+def g_recolor_except(ctx: Ctx) -> Iterator[Args]:
+    """All colours but one (kept) become one colour."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    from atlas_actors.arc.infer import _specs
+
+    maps = _cmaps(ctx)
+    if maps is None:
+        return
+    keeps, cs = [], []
+    for m in maps:
+        kept = [a for a, b in m.items() if a == b]
+        moved = {b for a, b in m.items() if a != b}
+        if len(moved) != 1:
+            return
+        c = moved.pop()
+        kept = [a for a in kept if a != c]
+        if len(kept) != 1:
+            return
+        keeps.append(kept[0])
+        cs.append(c)
+    for k in _specs(ctx.train, keeps)[:2]:
+        for c in _specs(ctx.train, cs)[:2]:
+            yield (k, c)
+
+
+def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
+        return
+    for mode in ("full", "inner"):
+        if _fits(ctx, fill_empty_lines, ch[0][0], ch[1][0], mode):
+            yield (ch[0][0], ch[1][0], mode)
+
+
+def g_swap_other(ctx: Ctx) -> Iterator[Args]:
+    """Colour ``a`` takes the place of the grid's one other colour, which varies."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    maps = _cmaps(ctx)
+    if maps is None:
+        return
+    every = sorted({int(v) for s in ctx.train for v in np.unique(s)})
+    for bg in (-1, ctx.bg):
+        for a in every[:8]:
+            dst = []
+            for s, m in zip(ctx.train, maps, strict=True):
+                others = [int(v) for v in np.unique(s) if v != a and v != bg]
+                if len(others) != 1 or m.get(a) != others[0]:
+                    break
+                dst.append(others[0])
+            else:
+                if len(set(dst)) > 1:
+                    yield (a, bg)
+                    return
+
+
+def g_complete_templates(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows and ctx.depth <= 1:
+        yield (ctx.bg,)
+
+
+def g_hollow(ctx: Ctx) -> Iterator[Args]:
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for s, t in _pairs(ctx):
+        if ((t != s) & (t != ctx.bg)).any() or (s == t).all():
+            return
+    yield (ctx.bg,)
+
+
+def g_connect_layered(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows and ctx.depth <= 1:
+        yield ("h", ctx.bg)
+        yield ("v", ctx.bg)
+
+
+def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes and the same cells per colour, colours permuted."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    if _cmaps(ctx) is None:
+        return
+    for mode in ("rev", "out", "in"):
+        yield (mode,)
+
+
+def g_extend_ends(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows and ctx.depth <= 1:
+        yield (ctx.bg,)
+
+
+def g_connect_l(ctx: Ctx) -> Iterator[Args]:
+    """Two colours with one cell each in every state; the path colour is the one
+    colour painted."""
+    if not ctx.grows or ctx.depth > 1:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1 or set(ch[0]) != {ctx.bg}:
+        return
+    singles = [c for c in ctx.state_colors[:6] if all(int((s == c).sum()) == 1 for s in ctx.states)]
+    for a in singles:
+        for b in singles:
+            for first in ("v", "h"):
+                if a != b and _fits(ctx, connect_l, a, b, first, ch[1][0], ctx.bg):
+                    yield (a, b, first, ch[1][0], ctx.bg)
+
+
+def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
+    """Only enclosed background cells are painted."""
+    if not ctx.grows or ctx.depth > 1:
+        return
+    cols: set[int] = set()
+    for s, t in _pairs(ctx):
+        d = s != t
+        if (d & ~_enclosed(s == ctx.bg)).any():
+            return
+        cols |= set(np.unique(t[d]).tolist())
+    for c in sorted(cols)[:2]:
+        for kind in ("rect", "square", "even", "odd"):
+            yield (kind, c, ctx.bg)
+
+
+def g_halo_if(ctx: Ctx) -> Iterator[Args]:
+    """Painted one colour around some objects only: the feature value(s) of those
+    objects, when no unpainted object shares them."""
+    if not ctx.grows or ctx.depth > 1:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1 or set(ch[0]) != {ctx.bg}:
+        return
+    c = ch[1][0]
+    rows: list[tuple[Grid, Any, bool]] = []
+    for s, t in _pairs(ctx):
+        objs = components(s, 4, 1, ctx.bg)
+        if len(objs) > 60:
+            return
+        painted = np.pad((t == c) & (s != c), 1)
+        free = np.pad(s == ctx.bg, 1)
+        for ys, xs in objs:
+            ring = np.zeros(painted.shape, dtype=bool)
+            for dy in (0, 1, 2):
+                for dx in (0, 1, 2):
+                    ring[ys + dy, xs + dx] = True
+            ring &= free
+            rows.append((s, (ys, xs), bool(ring.any() and painted[ring].all())))
+    for feat in _FEATS:
+        yes = {obj_feature(s, ob, feat, ctx.bg) for s, ob, n in rows if n}
+        no = {obj_feature(s, ob, feat, ctx.bg) for s, ob, n in rows if not n}
+        ok = yes and no and not yes & no and len(yes) == 1
+        if ok and _fits(ctx, halo_if, feat, sorted(yes), c, ctx.bg):
+            yield (feat, sorted(yes), c, ctx.bg)
+            return
+
+
+def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
+    """Only non-background cells change, to colours already in the grid."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for s, t in _pairs(ctx):
+        d = s != t
+        if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
+            return
+    if all((s == t).all() for s, t in _pairs(ctx)):
+        return
+    yield (ctx.bg,)
+
+
+def _painted_only(ctx: Ctx) -> bool:
+    """Only background cells change (nothing is erased or recoloured)."""
+    return ctx.grows and all(not (s[s != t] != ctx.bg).any() for s, t in _pairs(ctx))
+
+
+def g_corner_rays(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: try each corner choice and colour rule."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    for which in ("empty", "full", "all"):
+        for cmode in ("own", "inside"):
+            if _fits(ctx, corner_rays, which, cmode, ctx.bg):
+                yield (which, cmode, ctx.bg)
+                return
+
+
+def g_obj_diag_ray(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted; a colour and direction whose rays paint only
+    cells the target gives that colour (in every pair, some of them)."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    pairs = _pairs(ctx)
+    for c in ctx.state_colors[:5]:
+        if c == ctx.bg:
+            continue
+        for d in _DIAG4:
+            if _paints_in(pairs, c, obj_diag_ray, c, d, ctx.bg):
+                yield (c, d, ctx.bg)
+
+
+def _has_cells(ctx: Ctx) -> bool:
+    """Every train state is cut into two or more cells by separator lines."""
+    try:
+        for s in ctx.train:
+            rsegs, csegs = _sep_segments(s, ctx.bg)
+            if len(rsegs) * len(csegs) < 2:
+                return False
+    except ValueError:
+        return False
+    return True
+
+
+def g_cell_connect(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, in grids cut into cells by separator lines."""
+    if ctx.depth <= 1 and _painted_only(ctx) and _has_cells(ctx):
+        yield (ctx.bg,)
+
+
+def g_cell_broadcast(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, in grids cut into cells by separator lines."""
+    if ctx.depth <= 1 and _painted_only(ctx) and _has_cells(ctx):
+        yield (ctx.bg,)
+
+
+def g_fill_corners(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is not None and len(set(ch[1])) == 1:
+        yield (ch[1][0], ctx.bg)
+
+
+def g_dashed_rays(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted (at depth 0): a painted colour and a direction
+    that fit every pair."""
+    if ctx.depth > 0 or not _painted_only(ctx):
+        return
+    common: set[int] | None = None
+    for s, t in _pairs(ctx):
+        cols = {int(v) for v in np.unique(t[s != t])}
+        common = cols if common is None else common & cols
+    for c2 in sorted(common or ())[:2]:
+        for d in _HV4D:
+            if _fits(ctx, dashed_rays, d, c2, ctx.bg):
+                yield (d, c2, ctx.bg)
+                return
+
+
+def g_center_lines(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    for axis in ("hv", "h", "v"):
+        yield (ch[1][0], axis, ctx.bg)
+
+
+def g_diag_period_fill(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, and the targets have no background left."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if all((t != ctx.bg).all() for t in ctx.targets):
+        yield (ctx.bg,)
+
+
+def g_cell_max_fill(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, something changes, in grids cut into cells by separator lines."""
+    if ctx.depth > 1 or not ctx.same_shape or not _has_cells(ctx):
+        return
+    if not all((s == t).all() for s, t in _pairs(ctx)):
+        yield (ctx.bg,)
+
+
+def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, something changes, and no target has more non-background cells
+    than its state."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    pairs = _pairs(ctx)
+    if all((s == t).all() for s, t in pairs):
+        return
+    if all(int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in pairs):
+        yield (ctx.bg,)
+
+
+def g_recolor_by_dot(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; per pair exactly one cell is erased and none painted on."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    for s, t in _pairs(ctx):
+        fs, ft = s != ctx.bg, t != ctx.bg
+        if int((fs & ~ft).sum()) != 1 or (ft & ~fs).any():
+            return
+    yield (ctx.bg,)
+
+
+def g_recolor_matching(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; only non-background cells change, to non-background colours."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    pairs = _pairs(ctx)
+    for s, t in pairs:
+        d = s != t
+        if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
+            return
+    if all((s == t).all() for s, t in pairs):
+        return
+    for mode in ("inner", "frame"):
+        for closed in (1, 0):
+            yield (mode, closed, ctx.bg)
+
+
+def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, with two colours."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if all(np.unique(t[s != t]).size == 2 for s, t in _pairs(ctx)):
+        yield (ctx.bg,)
+
+
+def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted; a colour and a side of the wall whose rays paint
+    only cells the target gives that colour (in every pair, some of them)."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    pairs = _pairs(ctx)
+    for c in ctx.state_colors[:5]:
+        if c == ctx.bg:
+            continue
+        for toward in (1, 0):
+            if _paints_in(pairs, c, wall_rays, c, toward, ctx.bg):
+                yield (c, toward, ctx.bg)
+
+
+GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
+    "snap_to_line": g_snap_to_line,
+    "recolor_nearest": g_recolor_nearest,
+    "bounce": g_bounce,
+    "fill_gaps": g_fill_gaps,
+    "fill_squares": g_fill_squares,
+    "stride_recolor": g_stride_recolor,
+    "denoise": g_denoise,
+    "recolor_extremes": g_recolor_extremes,
+    "recolor_if": g_recolor_if,
+    "move_by_size": g_move_by_size,
+    "swap_colors": g_swap_colors,
+    "recolor_except": g_recolor_except,
+    "fill_empty_lines": g_fill_empty_lines,
+    "swap_other": g_swap_other,
+    "complete_templates": g_complete_templates,
+    "hollow": g_hollow,
+    "connect_layered": g_connect_layered,
+    "ring_colors": g_ring_colors,
+    "extend_ends": g_extend_ends,
+    "connect_l": g_connect_l,
+    "fill_holes": g_fill_holes,
+    "halo_if": g_halo_if,
+    "mark_contact": g_mark_contact,
+    "corner_rays": g_corner_rays,
+    "obj_diag_ray": g_obj_diag_ray,
+    "cell_connect": g_cell_connect,
+    "dashed_rays": g_dashed_rays,
+    "center_lines": g_center_lines,
+    "fill_corners": g_fill_corners,
+    "cell_broadcast": g_cell_broadcast,
+    "diag_period_fill": g_diag_period_fill,
+    "cell_max_fill": g_cell_max_fill,
+    "snap_to_wall": g_snap_to_wall,
+    "recolor_by_dot": g_recolor_by_dot,
+    "recolor_matching": g_recolor_matching,
+    "flood_alternate": g_flood_alternate,
+    "wall_rays": g_wall_rays,
+}
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""
