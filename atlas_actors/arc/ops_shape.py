@@ -26,8 +26,10 @@ from atlas_actors.arc.prims import (
     GRID_FEATURES,
     SELECTORS,
     _select,
+    attract,
     components,
     grid_feature,
+    rays,
     role_color,
     split_parts,
 )
@@ -595,6 +597,36 @@ def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
     return g[y0 : y1 + 1, x0 : x1 + 1].copy()
 
 
+def attract_to(g: Grid, c: int, t: int, diag: int, bg: int) -> Grid:
+    """Like ``attract``, but objects of colour ``c`` slide only towards cells of colour
+    ``t`` (other colours neither attract nor block them)."""
+    if c == t or not (g == t).any():
+        raise ValueError("no target colour")
+    masked = np.where((g == c) | (g == t), g, bg)
+    moved = attract(masked, c, diag, bg)
+    return np.where(moved == c, c, np.where(g == c, bg, g))
+
+
+def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid:
+    """From every cell of colour ``src`` draw rays (``dirs`` h, v or hv) in colour ``c``
+    over the background; ``stop`` 1 ends a ray at the first non-background cell, 0
+    passes over (without painting) non-background cells."""
+    if not (g == src).any():
+        raise ValueError("no source cells")
+    return np.where(rays(g, src, dirs, stop, bg) != g, c, g)
+
+
+def diag_marks(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` on the background cells diagonally next to a non-background cell."""
+    h, w = g.shape
+    p = np.pad(g != bg, 1)
+    near = np.zeros((h, w), dtype=bool)
+    for dy in (-1, 1):
+        for dx in (-1, 1):
+            near |= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+    return np.where(near & (g == bg), c, g)
+
+
 # ---------------------------------------------------------------- generators
 
 
@@ -947,6 +979,81 @@ def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
                 yield (c, my, mx)
 
 
+def g_attract_to(ctx: Ctx) -> Iterator[Args]:
+    """A colour whose cells moved towards a colour that stayed put in every pair, with
+    at least three non-background colours in some state (else ``attract`` says it)."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    if max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) < 3:
+        return
+    pairs = list(zip(ctx.train, ctx.targets, strict=False))
+    moved = [c for c in ctx.state_colors[:5] if any(((s == c) != (t == c)).any() for s, t in pairs)]
+    still = [
+        c
+        for c in ctx.state_colors[:6]
+        if c not in moved and all(((s == c) == (t == c)).all() for s, t in pairs)
+    ]
+    for c in moved:
+        for t in still[:3]:
+            yield (c, t, 0, ctx.bg)
+            yield (c, t, 1, ctx.bg)
+
+
+def _painted(ctx: Ctx, c: int) -> list[tuple[Grid, Grid]] | None:
+    """Per pair (state, cells that became ``c``), when every change paints ``c`` over
+    the background and some pair paints something."""
+    out = []
+    for s, t in zip(ctx.train, ctx.targets, strict=False):
+        diff = s != t
+        if not ((t[diff] == c).all() and (s[diff] == ctx.bg).all()):
+            return None
+        out.append((s, diff))
+    return out if any(d.any() for _, d in out) else None
+
+
+def g_rays_paint(ctx: Ctx) -> Iterator[Args]:
+    """A new colour painted only on rows/columns through cells of one state colour:
+    the narrowest direction set (h, v, hv) that covers every painted cell."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for c in ctx.new_colors[:2]:
+        got = _painted(ctx, c)
+        if got is None:
+            continue
+        roles = len({frozenset(np.unique(s).tolist()) for s in ctx.train}) > 1
+        for src in ctx.state_colors[:4] + ([10, 12] if roles else []):
+            if src in (c, ctx.bg):
+                continue
+            ok = {"h": True, "v": True, "hv": True}
+            for s, diff in got:
+                try:
+                    m = s == role_color(s, src)
+                except ValueError:
+                    ok = {}
+                    break
+                rows, cols = m.any(axis=1)[:, None], m.any(axis=0)[None, :]
+                ok["h"] &= bool((~diff | rows).all())
+                ok["v"] &= bool((~diff | cols).all())
+                ok["hv"] &= bool((~diff | rows | cols).all())
+            for d in ("h", "v", "hv"):
+                if ok.get(d):
+                    yield (src, c, d, 0, ctx.bg)
+                    yield (src, c, d, 1, ctx.bg)
+                    break
+
+
+def g_diag_marks(ctx: Ctx) -> Iterator[Args]:
+    """A new colour painted only on background cells diagonally next to others."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    for c in ctx.new_colors[:2]:
+        got = _painted(ctx, c)
+        if got is None:
+            continue
+        if all((diag_marks(s, 10, ctx.bg) == 10)[diff].all() for s, diff in got):
+            yield (c, ctx.bg)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("kron_eq", kron_eq, ("g", "c", "c")),
     ("crop_most", crop_most, ("g", "c", "b", "conn", "c")),
@@ -975,6 +1082,9 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("sample_lattice", sample_lattice, ("g", "k", "c")),
     ("corner_assemble", corner_assemble, ("g", "c")),
     ("crop_margin", crop_margin, ("g", "c", "b", "b")),
+    ("attract_to", attract_to, ("g", "c", "c", "b", "c")),
+    ("rays_paint", rays_paint, ("g", "c", "c", ("h", "v", "hv"), "b", "c")),
+    ("diag_marks", diag_marks, ("g", "c", "c")),
 ]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
 
@@ -1006,5 +1116,8 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "sample_lattice": g_sample_lattice,
     "corner_assemble": g_corner_assemble,
     "crop_margin": g_crop_margin,
+    "attract_to": g_attract_to,
+    "rays_paint": g_rays_paint,
+    "diag_marks": g_diag_marks,
 }
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""

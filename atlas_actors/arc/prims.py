@@ -1356,8 +1356,8 @@ def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
         for dy, dx in dirs:
             # steps before leaving the grid, and before reaching the nearest best
             room = min(
-                h - 1 - y1 if dy > 0 else y0 if dy < 0 else h,
-                w - 1 - x1 if dx > 0 else x0 if dx < 0 else w,
+                h - 1 - y1 if dy > 0 else y0 if dy < 0 else h + w,
+                w - 1 - x1 if dx > 0 else x0 if dx < 0 else h + w,
             )
             if best is not None:
                 room = min(room, best[0])

@@ -373,15 +373,27 @@ class TaskSolver:
 
     def solutions(self) -> list[Node]:
         """Exact programs found so far, simplest first (see :func:`complexity`); a
-        program that picks an object by an arbitrary tie-break ranks as if one op
-        longer."""
-        return sorted(
+        program that picks an object by an arbitrary tie-break on every input ranks as
+        if one op longer (less when only some inputs tie)."""
+        ranked = sorted(
             self.exact,
             key=lambda n: (complexity(n.expr) + self._ties(n.expr), len(str(n.expr))),
         )
+        # The second attempt is worth most when it comes from a structurally different
+        # program: move the first exact program that neither shares the first one's
+        # outermost step nor merely extends it up to second place.
+        if len(ranked) > 2:
+            first = ranked[0].expr
+            for i in range(1, len(ranked)):
+                if not _similar(ranked[i].expr, first):
+                    if i > 1:
+                        ranked.insert(1, ranked.pop(i))
+                    break
+        return ranked
 
     def _ties(self, e: Expr) -> float:
-        """Number of object selections in ``e`` that are ties on some input."""
+        """Object selections in ``e`` that are ties, each counted by the share of the
+        inputs on which it ties."""
         if not isinstance(e, tuple):
             return 0.0
         key = ("ties", e)
@@ -394,7 +406,11 @@ class TaskSolver:
             try:
                 grids = self._eval(e[1])
                 sel, conn, by_color, bg = e[2:6]
-                n += any(prims.selection_tied(g, sel, conn, by_color, bg) for g in grids)
+                # the share of grids where it is a tie: a pick tied on every grid is
+                # pure tie-break, one tied on a single grid may still be the rule
+                n += sum(prims.selection_tied(g, sel, conn, by_color, bg) for g in grids) / max(
+                    1, len(grids)
+                )
             except Exception:
                 pass
         self.memo[key] = float(n)
@@ -402,6 +418,26 @@ class TaskSolver:
 
     def best(self, k: int) -> list[Node]:
         return sorted(self.nodes, key=lambda n: -n.score)[:k]
+
+
+def _top(e: Expr) -> Any:
+    """The outermost op of ``e`` with its non-grid arguments."""
+    if not isinstance(e, tuple):
+        return e
+    spec = OPS[e[0]]
+    rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in ("g", "f")]
+    return (e[0], *rest)
+
+
+def _contains(e: Expr, sub: Expr) -> bool:
+    if e == sub:
+        return True
+    return isinstance(e, tuple) and any(_contains(a, sub) for a in e[1:] if isinstance(a, tuple))
+
+
+def _similar(e: Expr, first: Expr) -> bool:
+    """``e`` ends with the same step as ``first`` or is ``first`` with steps added."""
+    return _top(e) == _top(first) or _contains(e, first)
 
 
 def _same_ratio(outs: list[Grid], targets: list[Grid]) -> bool:

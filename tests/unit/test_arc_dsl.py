@@ -433,3 +433,10 @@ def test_standalone_python_of_extension_ops_copies_their_helpers() -> None:
     exec(src, ns)
     g = G([[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 0, 0], [3, 3, 0, 0]])
     assert ns["transform"](g).tolist() == p(g).tolist() == [[1, 2], [3, 0]]
+
+
+def test_attract_slides_the_whole_width_of_a_wide_grid() -> None:
+    # a 2x9 grid: the 1 must travel 6 columns (more than the grid's height) to the 2
+    g = G([[1, 0, 0, 0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]])
+    got = compile_program(["attract", "x", 1, 0, 0])(g)
+    assert got.tolist() == [[0, 0, 0, 0, 0, 0, 1, 2, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]]

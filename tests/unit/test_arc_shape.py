@@ -238,6 +238,26 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[0, 8, 0, 8], [0, 5, 0, 5], [0, 8, 0, 8], [0, 0, 0, 0]]),
         [[8, 0, 8], [5, 0, 5], [8, 0, 8]],
     ),
+    (  # the 3 slides towards the 2 only, not to the nearer 7
+        ["attract_to", "x", 3, 2, 0, 0],
+        G([[3, 0, 0, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]]),
+        [[0, 0, 3, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
+    ),
+    (  # vertical rays of 8 from the 2, passing the 5
+        ["rays_paint", "x", 2, 8, "v", 0, 0],
+        G([[2, 0, 0], [5, 5, 0], [0, 0, 0]]),
+        [[2, 0, 0], [5, 5, 0], [8, 0, 0]],
+    ),
+    (  # a horizontal ray stopped by the 5
+        ["rays_paint", "x", 2, 8, "h", 1, 0],
+        G([[2, 0, 5, 0]]),
+        [[2, 8, 5, 0]],
+    ),
+    (
+        ["diag_marks", "x", 8, 0],
+        G([[0, 0, 0], [0, 1, 0], [0, 0, 0]]),
+        [[8, 0, 8], [0, 1, 0], [8, 0, 8]],
+    ),
 ]
 
 
@@ -407,3 +427,32 @@ def test_every_shape_op_has_a_case_and_a_generator() -> None:
     names = {row[0] for row in ops_shape.OP_TABLE}
     assert names - {c[0][0] for c in CASES} == set()
     assert names - set(GENERATORS) == set()
+
+
+def test_attract_to_rays_paint_and_diag_marks_generators() -> None:
+    moved = [
+        (
+            [[3, 0, 0, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
+            [[0, 0, 3, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
+        )
+    ]
+    assert (3, 2, 0, 0) in list(GENERATORS["attract_to"](_ctx(moved, [])))
+    rays = [([[0, 2, 0], [0, 0, 0]], [[0, 2, 0], [0, 8, 0]])]
+    got = list(GENERATORS["rays_paint"](_ctx(rays, [])))
+    assert (2, 8, "v", 0, 0) in got
+    assert not any(a[0] == 2 and a[2] != "v" for a in got)
+    diag = [([[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[8, 0, 0], [0, 1, 0], [0, 0, 0]])]
+    assert list(GENERATORS["diag_marks"](_ctx(diag, []))) == [(8, 0)]
+    side = [([[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[0, 8, 0], [0, 1, 0], [0, 0, 0]])]
+    assert list(GENERATORS["diag_marks"](_ctx(side, []))) == []
+
+
+def test_second_attempt_prefers_a_structurally_different_program() -> None:
+    from atlas_actors.arc.solver import _similar
+
+    first = ("rays", ("fill_bbox", "x", 8, 8, 0, 0), 8, "v", 1, 0)
+    # same last step on another input, or the first program with a step added: similar
+    assert _similar(("rays", ("connect_diag", "x", 5, 8, 0), 8, "v", 1, 0), first)
+    assert _similar(("erase_color", first, 5, 0), first)
+    # another direction for the last step: a different program
+    assert not _similar(("rays", ("fill_bbox", "x", 8, 8, 0, 0), 8, "hv", 1, 0), first)
