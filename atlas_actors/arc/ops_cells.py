@@ -879,6 +879,287 @@ def wall_rays(g: Grid, c: int, toward: int, bg: int) -> Grid:
     return o.T if cols else o
 
 
+def corner_marks(g: Grid, size: str, cmode: str, cols: list[int], bg: int) -> Grid:
+    """Decorate each object (8-connected, any colours) at its four outer diagonal
+    corners with a square of one cell (``size`` dot) or of the object's smaller side
+    (same). Colours: ``cmode`` fixed takes ``cols`` (up-left, up-right, down-left,
+    down-right); opp takes the object's cell in the opposite corner of its box. Only
+    background cells are painted."""
+    objs = components(g, 8, 0, bg)
+    if not objs or len(objs) > 30 or (cmode == "fixed" and len(cols) != 4):
+        raise ValueError("no objects, too many, or not four colours")
+    h, w = g.shape
+    o = g.copy()
+    for ys, xs in objs:
+        y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        k = 1 if size == "dot" else min(y1 - y0, x1 - x0) + 1
+        corners = [(y0 - k, x0 - k, y1, x1), (y0 - k, x1 + 1, y1, x0)]
+        corners += [(y1 + 1, x0 - k, y0, x1), (y1 + 1, x1 + 1, y0, x0)]
+        for i, (ty, tx, oy, ox) in enumerate(corners):
+            col = cols[i] if cmode == "fixed" else int(g[oy, ox])
+            for y in range(max(ty, 0), min(ty + k, h)):
+                for x in range(max(tx, 0), min(tx + k, w)):
+                    if g[y, x] == bg:
+                        o[y, x] = col
+    return o
+
+
+def midpoint_mark(g: Grid, shape: str, c: int, bg: int) -> Grid:
+    """Mark with ``c`` the midpoint of every two same-coloured single cells that share
+    a row or column an even distance apart: the cell (``shape`` dot) or a plus around
+    it (plus). Only background cells are painted."""
+    h, w = g.shape
+    cells = [(int(ys[0]), int(xs[0])) for ys, xs in components(g, 8, 1, bg) if ys.size == 1]
+    if len(cells) < 2 or len(cells) > 20:
+        raise ValueError("needs two to twenty single cells")
+    o = g.copy()
+    arm = ((0, 0),) if shape == "dot" else ((0, 0), *_HV4)
+    for i, (y, x) in enumerate(cells):
+        for v, u in cells[i + 1 :]:
+            if g[y, x] != g[v, u] or (y != v and x != u) or (v - y + u - x) % 2:
+                continue
+            my, mx = (y + v) // 2, (x + u) // 2
+            for dy, dx in arm:
+                if 0 <= my + dy < h and 0 <= mx + dx < w and g[my + dy, mx + dx] == bg:
+                    o[my + dy, mx + dx] = c
+    return o
+
+
+def bridge(g: Grid, c: int, inset: int, bg: int) -> Grid:
+    """Join every two objects (one colour, 4-connected) that face each other across
+    background with a band of ``c``: the band spans the rows (or columns) both objects
+    share, less ``inset`` cells on each side, and fills the gap between them."""
+    objs = components(g, 4, 1, bg)
+    if len(objs) < 2 or len(objs) > 10:
+        raise ValueError("needs two to ten objects")
+    boxes = [(int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())) for ys, xs in objs]
+    o = g.copy()
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            for ax in (0, 1):
+                p, q = (a, b) if ax == 0 else ((a[2], a[3], a[0], a[1]), (b[2], b[3], b[0], b[1]))
+                lo, hi = max(p[0], q[0]) + inset, min(p[1], q[1]) - inset
+                if p[3] < q[2]:
+                    g0, g1 = p[3] + 1, q[2] - 1
+                elif q[3] < p[2]:
+                    g0, g1 = q[3] + 1, p[2] - 1
+                else:
+                    continue
+                if lo > hi or g0 > g1:
+                    continue
+                win = (slice(lo, hi + 1), slice(g0, g1 + 1))
+                if ax == 1:
+                    win = (win[1], win[0])
+                if (g[win] == bg).all():
+                    o[win] = c
+    return o
+
+
+def cross_swap(g: Grid, bg: int) -> Grid:
+    """Where a full-width band of rows crosses a full-height band of columns, put the
+    band that is under on top: the crossing takes the other band's colour."""
+    rows = np.nonzero((g != bg).all(axis=1))[0]
+    cols = np.nonzero((g != bg).all(axis=0))[0]
+    if rows.size == 0 or cols.size == 0 or rows.size == g.shape[0] or cols.size == g.shape[1]:
+        raise ValueError("no crossing bands")
+    inner = g[np.ix_(rows, cols)]
+    rmask = np.ones(g.shape[1], dtype=bool)
+    rmask[cols] = False
+    cmask = np.ones(g.shape[0], dtype=bool)
+    cmask[rows] = False
+    rc, cc, x = np.unique(g[rows][:, rmask]), np.unique(g[:, cols][cmask]), np.unique(inner)
+    if rc.size != 1 or cc.size != 1 or x.size != 1 or rc[0] == cc[0]:
+        raise ValueError("bands not of one colour each")
+    o = g.copy()
+    o[np.ix_(rows, cols)] = cc[0] if x[0] == rc[0] else rc[0]
+    return o
+
+
+def meet_middle(g: Grid, c: int, axis: str, bg: int) -> Grid:
+    """Two single cells facing each other across background in a row (``axis`` h), a
+    column (v) or either (hv) grow toward each other, each with its own colour, and
+    meet halfway; an odd middle cell gets ``c``."""
+    cells = [(int(ys[0]), int(xs[0])) for ys, xs in components(g, 8, 0, bg) if ys.size == 1]
+    if len(cells) < 2 or len(cells) > 20:
+        raise ValueError("needs two to twenty single cells")
+    o = g.copy()
+    done = 0
+    for i, (y, x) in enumerate(cells):
+        for v, u in cells[i + 1 :]:
+            seg: tuple[Any, Any]
+            if y == v and "h" in axis:
+                seg = (y, slice(x + 1, u)) if x < u else (y, slice(u + 1, x))
+            elif x == u and "v" in axis:
+                seg = (slice(y + 1, v), x) if y < v else (slice(v + 1, y), x)
+            else:
+                continue
+            run = g[seg]
+            n = run.size
+            if n == 0 or (run != bg).any():
+                continue
+            a, b = (int(g[y, x]), int(g[v, u])) if (y, x) < (v, u) else (int(g[v, u]), int(g[y, x]))
+            line = np.full(n, b)
+            line[: n // 2] = a
+            if n % 2:
+                line[n // 2] = c
+            o[seg] = line
+            done += 1
+    if not done:
+        raise ValueError("no facing pair")
+    return o
+
+
+def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
+    """Recolour with ``c`` the half of each object (one colour, 4-connected) on one
+    ``side`` of its box: the last (or first) floor(h/2) rows, or floor(w/2) columns;
+    an odd middle line keeps its colour."""
+    objs = components(g, 4, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("no objects or too many")
+    o = g.copy()
+    for ys, xs in objs:
+        v = ys if side in ("down", "up") else xs
+        lo, hi = int(v.min()), int(v.max())
+        k = (hi - lo + 1) // 2
+        sel = v > hi - k if side in ("down", "right") else v < lo + k
+        o[ys[sel], xs[sel]] = c
+    return o
+
+
+def frame_in_markers(g: Grid, c: int, bg: int) -> Grid:
+    """Draw a rectangle outline one cell inside the box of the single cells (markers):
+    in colour ``c``, or with -1 the colour of the other (bigger) objects. Only
+    background cells are painted."""
+    objs = components(g, 8, 0, bg)
+    dots = [ob for ob in objs if ob[0].size == 1]
+    if len(dots) < 2 or len(dots) > 8:
+        raise ValueError("needs two to eight markers")
+    if c < 0:
+        rest = g != bg
+        for ys, xs in dots:
+            rest[ys, xs] = False
+        cols = np.unique(g[rest])
+        if cols.size != 1:
+            raise ValueError("other objects not of one colour")
+        c = int(cols[0])
+    y0 = min(int(ys[0]) for ys, _ in dots) + 1
+    y1 = max(int(ys[0]) for ys, _ in dots) - 1
+    x0 = min(int(xs[0]) for _, xs in dots) + 1
+    x1 = max(int(xs[0]) for _, xs in dots) - 1
+    if y1 - y0 < 1 or x1 - x0 < 1:
+        raise ValueError("markers too close")
+    ring = np.zeros(g.shape, dtype=bool)
+    ring[y0 : y1 + 1, x0 : x1 + 1] = True
+    ring[y0 + 1 : y1, x0 + 1 : x1] = False
+    o = g.copy()
+    o[ring & (g == bg)] = c
+    return o
+
+
+def stretch_to_dot(g: Grid, bg: int) -> Grid:
+    """Stretch the one bigger object toward the one single cell beside its box until
+    its far edge reaches the cell: the edge line moves, the line before it repeats."""
+    objs = components(g, 8, 0, bg)
+    dots = [ob for ob in objs if ob[0].size == 1]
+    big = [ob for ob in objs if ob[0].size > 1]
+    if len(dots) != 1 or len(big) != 1:
+        raise ValueError("needs one marker and one object")
+    dy, dx = int(dots[0][0][0]), int(dots[0][1][0])
+    ys, xs = big[0]
+    y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+    box = g[y0 : y1 + 1, x0 : x1 + 1]
+    o = g.copy()
+    o[dy, dx] = bg
+    if x0 <= dx <= x1 and (dy > y1 or dy < y0) and box.shape[0] > 1:
+        rows = box if dy > y1 else box[::-1]
+        n = abs(dy - (y0 if dy < y0 else y1)) + box.shape[0]
+        new = np.concatenate([rows[:-1], np.repeat(rows[-2:-1], n - box.shape[0], 0), rows[-1:]])
+        new = new if dy > y1 else new[::-1]
+        top = y0 if dy > y1 else dy
+        o[top : top + n, x0 : x1 + 1] = new
+    elif y0 <= dy <= y1 and (dx > x1 or dx < x0) and box.shape[1] > 1:
+        cols = box if dx > x1 else box[:, ::-1]
+        n = abs(dx - (x0 if dx < x0 else x1)) + box.shape[1]
+        new = np.concatenate(
+            [cols[:, :-1], np.repeat(cols[:, -2:-1], n - box.shape[1], 1), cols[:, -1:]], 1
+        )
+        new = new if dx > x1 else new[:, ::-1]
+        left = x0 if dx > x1 else dx
+        o[y0 : y1 + 1, left : left + n] = new
+    else:
+        raise ValueError("marker not beside the object")
+    return o
+
+
+def step_toward(g: Grid, a: int, b: int, bg: int) -> Grid:
+    """Move the cells of colour ``a`` one step (diagonal allowed) toward the centre of
+    the cells of colour ``b``, stopping short of overlapping them."""
+    ma, mb = g == a, g == b
+    if not ma.any() or not mb.any() or a == b:
+        raise ValueError("colour missing")
+    ya, xa = np.nonzero(ma)
+    yb, xb = np.nonzero(mb)
+    dy = int(np.sign(yb.mean() - ya.mean()))
+    dx = int(np.sign(xb.mean() - xa.mean()))
+    ny, nx = ya + dy, xa + dx
+    h, w = g.shape
+    if (ny < 0).any() or (ny >= h).any() or (nx < 0).any() or (nx >= w).any():
+        raise ValueError("step leaves the grid")
+    if mb[ny, nx].any():
+        return g.copy()
+    o = g.copy()
+    o[ma] = bg
+    o[ny, nx] = a
+    return o
+
+
+def keep_center_line(g: Grid, axis: str, bg: int) -> Grid:
+    """Erase everything but the middle column (``axis`` v) or middle row (h) of an
+    odd-sized grid."""
+    h, w = g.shape
+    n = w if axis == "v" else h
+    if n % 2 == 0 or n < 3:
+        raise ValueError("no single middle line")
+    o = np.full_like(g, bg)
+    if axis == "v":
+        o[:, n // 2] = g[:, n // 2]
+    else:
+        o[n // 2] = g[n // 2]
+    return o
+
+
+def alternate_cells(g: Grid, a: int, c: int, bg: int) -> Grid:
+    """Recolour every second cell (the 2nd, 4th, ...) of each object of colour ``a``
+    (8-connected), counted from its first cell in reading order, with ``c``."""
+    objs = components(np.where(g == a, a, bg), 8, 1, bg)
+    if not objs or len(objs) > 40 or a == bg:
+        raise ValueError("no objects or too many")
+    o = g.copy()
+    for ys, xs in objs:
+        order = np.lexsort((xs, ys))
+        o[ys[order][1::2], xs[order][1::2]] = c
+    return o
+
+
+def merge_touching(g: Grid, a: int, b: int, c: int, bg: int) -> Grid:
+    """Where a cell of colour ``a`` touches (4-neighbour) a cell of colour ``b``, the
+    ``a`` cell becomes ``c`` and the ``b`` cell becomes background."""
+    h, w = g.shape
+    ma, mb = g == a, g == b
+    o = g.copy()
+    hit = False
+    for y, x in zip(*np.nonzero(ma), strict=True):
+        for dy, dx in _HV4:
+            v, u = int(y) + dy, int(x) + dx
+            if 0 <= v < h and 0 <= u < w and mb[v, u]:
+                o[y, x] = c
+                o[v, u] = bg
+                hit = True
+    if not hit:
+        raise ValueError("no touching pair")
+    return o
+
+
 OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("snap_to_line", snap_to_line, ("g", "b", "c")),
     ("recolor_nearest", recolor_nearest, ("g", "c", ("row", "col", "orow", "ocol", "any"), "c")),
@@ -915,6 +1196,18 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("recolor_by_dot", recolor_by_dot, ("g", "c")),
     ("recolor_matching", recolor_matching, ("g", ("inner", "frame"), "b", "c")),
     ("flood_alternate", flood_alternate, ("g", "c")),
+    ("corner_marks", corner_marks, ("g", ("dot", "same"), ("fixed", "opp"), "cl", "c")),
+    ("midpoint_mark", midpoint_mark, ("g", ("dot", "plus"), "c", "c")),
+    ("bridge", bridge, ("g", "c", "b", "c")),
+    ("cross_swap", cross_swap, ("g", "c")),
+    ("meet_middle", meet_middle, ("g", "c", ("h", "v", "hv"), "c")),
+    ("half_recolor", half_recolor, ("g", tuple(_HV4D), "c", "c")),
+    ("frame_in_markers", frame_in_markers, ("g", "cd", "c")),
+    ("stretch_to_dot", stretch_to_dot, ("g", "c")),
+    ("step_toward", step_toward, ("g", "c", "c", "c")),
+    ("keep_center_line", keep_center_line, ("g", ("h", "v"), "c")),
+    ("alternate_cells", alternate_cells, ("g", "c", "c", "c")),
+    ("merge_touching", merge_touching, ("g", "c", "c", "cd", "c")),
     ("wall_rays", wall_rays, ("g", "c", "b", "c")),
 ]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
@@ -1563,6 +1856,177 @@ def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
                 yield (c, toward, ctx.bg)
 
 
+def g_corner_marks(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: read the four corner colours off the first
+    pair's first object (or take the opposite cells) and keep what fits."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    s, t = _pairs(ctx)[0]
+    objs = components(s, 8, 0, ctx.bg)
+    if not objs or len(objs) > 30:
+        return
+    ys, xs = objs[0]
+    y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+    h, w = s.shape
+    spots = ((y0 - 1, x0 - 1), (y0 - 1, x1 + 1), (y1 + 1, x0 - 1), (y1 + 1, x1 + 1))
+    if all(0 <= y < h and 0 <= x < w for y, x in spots):
+        cols = [int(t[y, x]) for y, x in spots]
+        if ctx.bg not in cols and _fits(ctx, corner_marks, "dot", "fixed", cols, ctx.bg):
+            yield ("dot", "fixed", cols, ctx.bg)
+    for size in ("dot", "same"):
+        if _fits(ctx, corner_marks, size, "opp", [0], ctx.bg):
+            yield (size, "opp", [0], ctx.bg)
+
+
+def g_midpoint_mark(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour: try a dot and a plus."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    for shape in ("dot", "plus"):
+        if _fits(ctx, midpoint_mark, shape, ch[1][0], ctx.bg):
+            yield (shape, ch[1][0], ctx.bg)
+
+
+def g_bridge(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour: try both insets."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    for inset in (0, 1):
+        if _fits(ctx, bridge, ch[1][0], inset, ctx.bg):
+            yield (ch[1][0], inset, ctx.bg)
+
+
+def g_cross_swap(ctx: Ctx) -> Iterator[Args]:
+    """Some full rows and columns in every state, and only their crossing changes."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    if _fits(ctx, cross_swap, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: the middle colour is a target colour that no
+    state has (or the background when nothing needs it)."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    pairs = _pairs(ctx)
+    new = set(np.unique(np.concatenate([t[s != t] for s, t in pairs])).tolist())
+    for c in [*sorted(new), ctx.bg]:
+        for axis in ("h", "v", "hv"):
+            if _fits(ctx, meet_middle, c, axis, ctx.bg):
+                yield (c, axis, ctx.bg)
+                return
+
+
+def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour recoloured to one colour in every pair: try each side."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
+        return
+    for side in _HV4D:
+        if _fits(ctx, half_recolor, side, ch[1][0], ctx.bg):
+            yield (side, ch[1][0], ctx.bg)
+
+
+def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour: that colour or the other
+    objects' colour."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is None:
+        return
+    if _fits(ctx, frame_in_markers, -1, ctx.bg):
+        yield (-1, ctx.bg)
+    elif len(set(ch[1])) == 1 and _fits(ctx, frame_in_markers, ch[1][0], ctx.bg):
+        yield (ch[1][0], ctx.bg)
+
+
+def g_stretch_to_dot(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, more non-background cells in every target."""
+    if ctx.depth <= 1 and ctx.grows and _fits(ctx, stretch_to_dot, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_step_toward(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes and colour counts, some cells move: a colour that changes place and
+    another colour that does not."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    pairs = _pairs(ctx)
+    cols = [c for c in ctx.state_colors[:6] if c != ctx.bg]
+    for a in cols:
+        if not all(((s == a) != (t == a)).any() for s, t in pairs):
+            continue
+        for b in cols:
+            if b != a and _fits(ctx, step_toward, a, b, ctx.bg):
+                yield (a, b, ctx.bg)
+                return
+
+
+def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
+    """Only erasing (cells become background) in odd-sized grids."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    if not all((t[s != t] == ctx.bg).all() for s, t in _pairs(ctx)):
+        return
+    for axis in ("v", "h"):
+        if _fits(ctx, keep_center_line, axis, ctx.bg):
+            yield (axis, ctx.bg)
+
+
+def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour recoloured to one colour in every pair."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
+        return
+    pairs = _pairs(ctx)
+    try:
+        if len(set(ch[0])) == 1:
+            a = ch[0][0]
+        elif all(prims.role_color(s, 10) == c for (s, _t), c in zip(pairs, ch[0], strict=True)):
+            a = 10  # the commonest non-background colour, per grid
+        else:
+            return
+        ok = all(
+            np.array_equal(alternate_cells(s, prims.role_color(s, a), ch[1][0], ctx.bg), t)
+            for s, t in pairs
+        )
+    except ValueError:
+        return
+    if ok:
+        yield (a, ch[1][0], ctx.bg)
+
+
+def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour become background and cells of another one new colour."""
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+        return
+    found: set[tuple[int, int, int]] = set()
+    for s, t in _pairs(ctx):
+        d = s != t
+        gone = d & (t == ctx.bg)
+        new = d & (t != ctx.bg)
+        bs, as_, cs = np.unique(s[gone]), np.unique(s[new]), np.unique(t[new])
+        if bs.size != 1 or as_.size != 1 or cs.size != 1:
+            return
+        found.add((int(as_[0]), int(bs[0]), int(cs[0])))
+    if len(found) == 1:
+        a, b, c = found.pop()
+        if _fits(ctx, merge_touching, a, b, c, ctx.bg):
+            yield (a, b, c, ctx.bg)
+
+
 GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "snap_to_line": g_snap_to_line,
     "recolor_nearest": g_recolor_nearest,
@@ -1601,5 +2065,17 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "recolor_matching": g_recolor_matching,
     "flood_alternate": g_flood_alternate,
     "wall_rays": g_wall_rays,
+    "corner_marks": g_corner_marks,
+    "midpoint_mark": g_midpoint_mark,
+    "bridge": g_bridge,
+    "cross_swap": g_cross_swap,
+    "meet_middle": g_meet_middle,
+    "half_recolor": g_half_recolor,
+    "frame_in_markers": g_frame_in_markers,
+    "stretch_to_dot": g_stretch_to_dot,
+    "step_toward": g_step_toward,
+    "keep_center_line": g_keep_center_line,
+    "alternate_cells": g_alternate_cells,
+    "merge_touching": g_merge_touching,
 }
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""

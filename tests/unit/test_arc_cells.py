@@ -322,6 +322,98 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[0, 0, 5, 1, 0], [0, 0, 5, 0, 0]]),
         [[0, 0, 5, 1, 1], [0, 0, 5, 0, 0]],
     ),
+    # each object gets its four outer diagonal corners marked
+    (
+        ["corner_marks", "x", "dot", "fixed", [1, 2, 3, 4], 0],
+        G([[0, 0, 0, 0], [0, 5, 5, 0], [0, 0, 0, 0]]),
+        [[1, 0, 0, 2], [0, 5, 5, 0], [3, 0, 0, 4]],
+    ),
+    (
+        ["corner_marks", "x", "same", "opp", [0], 0],
+        G([[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 0, 0, 0]]),
+        [[4, 0, 0, 3], [0, 1, 2, 0], [0, 3, 4, 0], [2, 0, 0, 1]],
+    ),
+    # a plus of 3 halfway between the two 1s in a row
+    (
+        ["midpoint_mark", "x", "plus", 3, 0],
+        G([[0, 0, 0, 0, 0], [1, 0, 0, 0, 1], [0, 0, 0, 0, 0]]),
+        [[0, 0, 3, 0, 0], [1, 3, 3, 3, 1], [0, 0, 3, 0, 0]],
+    ),
+    # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
+    (
+        ["bridge", "x", 8, 1, 0],
+        G([[2, 2, 2, 0], [0, 0, 0, 0], [0, 0, 0, 0], [7, 7, 7, 7]]),
+        [[2, 2, 2, 0], [0, 8, 0, 0], [0, 8, 0, 0], [7, 7, 7, 7]],
+    ),
+    # the 3 row band lies on top of the 8 column band: the 8 band goes on top
+    (
+        ["cross_swap", "x", 0],
+        G([[0, 8, 0], [3, 3, 3], [0, 8, 0]]),
+        [[0, 8, 0], [3, 8, 3], [0, 8, 0]],
+    ),
+    # 1 and 2 grow toward each other and meet at a 5
+    (
+        ["meet_middle", "x", 5, "h", 0],
+        G([[1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]]),
+        [[1, 1, 1, 5, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]],
+    ),
+    # the lower half of each bar turns 8; the odd middle cell stays
+    (
+        ["half_recolor", "x", "down", 8, 0],
+        G([[2, 0, 0], [2, 0, 2], [2, 0, 2], [2, 0, 2]]),
+        [[2, 0, 0], [2, 0, 2], [8, 0, 2], [8, 0, 8]],
+    ),
+    # an outline of the object's colour one cell inside the four markers
+    (
+        ["frame_in_markers", "x", -1, 0],
+        G(
+            [
+                [0, 0, 5, 0, 0, 0],
+                [0, 0, 0, 0, 0, 0],
+                [5, 0, 0, 0, 0, 5],
+                [0, 0, 0, 0, 0, 0],
+                [0, 0, 0, 0, 0, 0],
+                [0, 0, 5, 0, 3, 3],
+            ]
+        ),
+        [
+            [0, 0, 5, 0, 0, 0],
+            [0, 3, 3, 3, 3, 0],
+            [5, 3, 0, 0, 3, 5],
+            [0, 3, 0, 0, 3, 0],
+            [0, 3, 3, 3, 3, 0],
+            [0, 0, 5, 0, 3, 3],
+        ],
+    ),
+    # the box stretches down to the 8 marker, its middle row repeating
+    (
+        ["stretch_to_dot", "x", 0],
+        G([[1, 1, 1], [1, 6, 1], [1, 1, 1], [0, 0, 0], [0, 8, 0]]),
+        [[1, 1, 1], [1, 6, 1], [1, 6, 1], [1, 6, 1], [1, 1, 1]],
+    ),
+    # the 3 steps diagonally toward the 4
+    (
+        ["step_toward", "x", 3, 4, 0],
+        G([[3, 0, 0], [0, 0, 0], [0, 0, 4]]),
+        [[0, 0, 0], [0, 3, 0], [0, 0, 4]],
+    ),
+    (
+        ["keep_center_line", "x", "v", 0],
+        G([[1, 2, 3], [4, 5, 6], [7, 8, 9]]),
+        [[0, 2, 0], [0, 5, 0], [0, 8, 0]],
+    ),
+    # every second cell of the diagonal line turns 4
+    (
+        ["alternate_cells", "x", 10, 4, 0],
+        G([[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]]),
+        [[2, 0, 0, 0], [0, 4, 0, 0], [0, 0, 2, 0], [0, 0, 0, 4]],
+    ),
+    # the 3 touching a 2 turns 8 and the 2 goes; the lone 3 stays
+    (
+        ["merge_touching", "x", 3, 2, 8, 0],
+        G([[3, 2, 0], [0, 0, 0], [3, 0, 2]]),
+        [[8, 0, 0], [0, 0, 0], [3, 0, 2]],
+    ),
 ]
 
 
@@ -498,3 +590,81 @@ def test_ray_and_lattice_generators() -> None:
     more = ("fill_corners", "cell_broadcast", "diag_period_fill", "recolor_by_dot")
     for op in (*new_ops, *more, "flood_alternate", "wall_rays"):
         assert gen(op, recolour) == [], op
+
+
+def test_corner_marks_generator() -> None:
+    c = ctx(
+        [([[0, 0, 0, 0], [0, 5, 5, 0], [0, 0, 0, 0]], [[1, 0, 0, 2], [0, 5, 5, 0], [3, 0, 0, 4]])]
+    )
+    assert ("dot", "fixed", [1, 2, 3, 4], 0) in gen("corner_marks", c)
+    c = ctx(
+        [([[0, 0, 0, 0], [0, 5, 5, 0], [0, 0, 0, 0]], [[0, 0, 0, 0], [0, 5, 5, 0], [0, 0, 0, 1]])]
+    )
+    assert gen("corner_marks", c) == []
+
+
+def test_midpoint_mark_generator() -> None:
+    c = ctx([([[1, 0, 0, 0, 1]], [[1, 0, 4, 0, 1]])])
+    assert gen("midpoint_mark", c) == [("dot", 4, 0)]
+    c = ctx([([[1, 0, 0, 0, 1]], [[1, 4, 0, 0, 1]])])
+    assert gen("midpoint_mark", c) == []
+
+
+def test_bridge_generator() -> None:
+    c = ctx([([[2, 0, 0, 3], [2, 0, 0, 3]], [[2, 5, 5, 3], [2, 5, 5, 3]])])
+    assert gen("bridge", c) == [(5, 0, 0)]
+    c = ctx([([[2, 0, 0, 3], [2, 0, 0, 3]], [[2, 5, 0, 3], [2, 0, 0, 3]])])
+    assert gen("bridge", c) == []
+
+
+def test_cross_swap_generator() -> None:
+    c = ctx([([[0, 8, 0], [3, 3, 3], [0, 8, 0]], [[0, 8, 0], [3, 8, 3], [0, 8, 0]])])
+    assert gen("cross_swap", c) == [(0,)]
+    c = ctx([([[0, 8, 0], [3, 3, 3], [0, 8, 0]], [[0, 8, 0], [3, 3, 3], [0, 8, 8]])])
+    assert gen("cross_swap", c) == []
+
+
+def test_meet_middle_generator() -> None:
+    c = ctx([([[3], [0], [0], [0], [4]], [[3], [3], [5], [4], [4]])])
+    assert gen("meet_middle", c) == [(5, "v", 0)]
+    c = ctx([([[3], [0], [0], [0], [4]], [[3], [3], [5], [5], [4]])])
+    assert gen("meet_middle", c) == []
+
+
+def test_half_recolor_generator() -> None:
+    c = ctx([([[2, 2, 2, 2], [0, 0, 0, 0]], [[8, 8, 2, 2], [0, 0, 0, 0]])])
+    assert gen("half_recolor", c) == [("left", 8, 0)]
+    c = ctx([([[2, 2, 2, 2], [0, 0, 0, 0]], [[8, 2, 2, 2], [0, 0, 0, 0]])])
+    assert gen("half_recolor", c) == []
+
+
+def test_frame_and_stretch_generators() -> None:
+    c = ctx([([[0, 0, 0, 0, 2]], [[0, 0, 0, 0, 2]])])
+    assert gen("frame_in_markers", c) == []
+    a = [[1, 1, 0, 8], [1, 1, 0, 0]]
+    c = ctx([(a, [[1, 1, 1, 8], [1, 1, 1, 0]])])
+    assert gen("stretch_to_dot", c) == []
+    c = ctx([([[1, 2, 0, 0, 8]], [[1, 1, 1, 1, 2]])])
+    assert gen("stretch_to_dot", c) == [(0,)]
+
+
+def test_step_and_center_generators() -> None:
+    c = ctx([([[3, 0, 0, 4]], [[0, 3, 0, 4]])])
+    assert gen("step_toward", c) == [(3, 4, 0)]
+    c = ctx([([[3, 0, 0, 4]], [[0, 0, 3, 4]])])
+    assert gen("step_toward", c) == []
+    c = ctx([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 0, 0], [4, 5, 6], [0, 0, 0]])])
+    assert gen("keep_center_line", c) == [("h", 0)]
+    c = ctx([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 0, 0], [4, 5, 0], [0, 0, 0]])])
+    assert gen("keep_center_line", c) == []
+
+
+def test_alternate_and_merge_generators() -> None:
+    c = ctx([([[2, 2, 2, 0, 0, 0]], [[2, 4, 2, 0, 0, 0]]), ([[0, 9, 9, 0, 0]], [[0, 9, 4, 0, 0]])])
+    assert gen("alternate_cells", c) == [(10, 4, 0)]
+    c = ctx([([[2, 2, 2]], [[4, 2, 2]])])
+    assert gen("alternate_cells", c) == []
+    c = ctx([([[3, 2, 0, 3]], [[8, 0, 0, 3]])])
+    assert gen("merge_touching", c) == [(3, 2, 8, 0)]
+    c = ctx([([[3, 2, 0, 3]], [[8, 0, 0, 8]])])
+    assert gen("merge_touching", c) == []
