@@ -56,6 +56,11 @@ class Ctx:
     def train(self) -> list[Grid]:
         return self.states[: self.n]
 
+    @property
+    def pairs(self) -> list[tuple[Grid, Grid]]:
+        """The train pairs as (current state, target)."""
+        return self._get("pairs", lambda: list(zip(self.train, self.targets, strict=False)))  # type: ignore[no-any-return]
+
     def _get(self, key: str, fn: Callable[[], Any]) -> Any:  # cached per context
         if key not in self.cache:
             self.cache[key] = fn()
@@ -66,9 +71,7 @@ class Ctx:
         return bool(
             self._get(
                 "same",
-                lambda: all(
-                    s.shape == t.shape for s, t in zip(self.train, self.targets, strict=False)
-                ),
+                lambda: all(s.shape == t.shape for s, t in self.pairs),
             )
         )
 
@@ -84,8 +87,7 @@ class Ctx:
             self._get(
                 "smaller",
                 lambda: any(
-                    t.shape[0] < s.shape[0] or t.shape[1] < s.shape[1]
-                    for s, t in zip(self.train, self.targets, strict=False)
+                    t.shape[0] < s.shape[0] or t.shape[1] < s.shape[1] for s, t in self.pairs
                 ),
             )
         )
@@ -96,8 +98,7 @@ class Ctx:
             self._get(
                 "larger",
                 lambda: any(
-                    t.shape[0] > s.shape[0] or t.shape[1] > s.shape[1]
-                    for s, t in zip(self.train, self.targets, strict=False)
+                    t.shape[0] > s.shape[0] or t.shape[1] > s.shape[1] for s, t in self.pairs
                 ),
             )
         )
@@ -108,7 +109,7 @@ class Ctx:
         some has more (something is painted on)."""
 
         def f() -> bool:
-            pairs = list(zip(self.train, self.targets, strict=False))
+            pairs = self.pairs
             # the task's background, or each state's commonest colour
             for bgs in (
                 [self.bg] * len(pairs),
@@ -138,7 +139,7 @@ class Ctx:
 
         def f() -> list[int]:
             cnt: dict[int, int] = {}
-            for s, t in zip(self.train, self.targets, strict=False):
+            for s, t in self.pairs:
                 have = set(np.unique(s).tolist())
                 for c, k in zip(*np.unique(t, return_counts=True), strict=False):
                     if int(c) not in have:
@@ -154,7 +155,7 @@ class Ctx:
 
         def f() -> list[int]:
             gained = []
-            for s, t in zip(self.train, self.targets, strict=False):
+            for s, t in self.pairs:
                 d = np.bincount(t.ravel(), minlength=10) - np.bincount(s.ravel(), minlength=10)
                 if d.max() <= 0:
                     return []
@@ -187,7 +188,7 @@ class Ctx:
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
     """Integer (ky, kx) with target = state * k (or state = target * k)."""
     ks: set[tuple[int, int]] | None = None
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         a, b = (s, t) if not inverse else (t, s)
         if b.shape[0] % a.shape[0] or b.shape[1] % a.shape[1]:
             return []
@@ -216,7 +217,7 @@ def g_shift(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
     deltas = set()
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         ys, xs = np.nonzero(s != ctx.bg)
         yt, xt = np.nonzero(t != ctx.bg)
         if ys.size == 0 or yt.size == 0:
@@ -284,7 +285,7 @@ def g_map_objects(ctx: Ctx) -> Iterator[Args]:
 
 def _obj_pairs(ctx: Ctx, conn: int, by_color: int) -> list[tuple[Grid, Grid, list[Any]]] | None:
     out = []
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         objs = prims.components(s, conn, by_color, ctx.bg)
         if len(objs) > 60:
             return None
@@ -296,7 +297,7 @@ def g_recolor_by(ctx: Ctx) -> Iterator[Args]:
     """Infer a feature -> colour table from how each object is recoloured."""
     if ctx.tiny or not ctx.same_shape:
         return
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         if ((s == ctx.bg) != (t == ctx.bg)).any():
             return
     for conn in (8, 4):
@@ -368,7 +369,7 @@ def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
     """Infer a rank -> colour list (objects ranked by size, area, height, width)."""
     if ctx.tiny or not ctx.same_shape:
         return
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         if ((s == ctx.bg) != (t == ctx.bg)).any():
             return
     for conn in (8, 4):
@@ -478,7 +479,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
             r, c = divmod(i, nx)
             for k in range(8):
                 fits = True
-                for s, t in zip(ctx.train, ctx.targets, strict=False):
+                for s, t in ctx.pairs:
                     h, w = s.shape
                     block = t[r * h : (r + 1) * h, c * w : (c + 1) * w]
                     m = prims.rigid(s, k)
@@ -495,10 +496,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_kron(ctx: Ctx) -> Iterator[Args]:
-    if all(
-        t.shape == (s.shape[0] ** 2, s.shape[1] ** 2)
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
-    ):
+    if all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
         yield (ctx.bg, 0)
         yield (ctx.bg, 1)
 
@@ -603,7 +601,7 @@ def g_symmetrize(ctx: Ctx) -> Iterator[Args]:
 def _noise_colors(ctx: Ctx) -> list[int]:
     """Colours present in every train state but absent from every target."""
     cs = None
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         here = set(np.unique(s).tolist()) - set(np.unique(t).tolist())
         cs = here if cs is None else cs & here
     return sorted(cs or [])
@@ -654,14 +652,14 @@ def g_local_rule(ctx: Ctx) -> Iterator[Args]:
     """Infer a neighbourhood -> colour table (coarsest neighbourhood that is consistent)."""
     if ctx.tiny or not ctx.same_shape or ctx.depth > 1:
         return
-    if all((s == t).all() for s, t in zip(ctx.train, ctx.targets, strict=False)):
+    if all((s == t).all() for s, t in ctx.pairs):
         return
     found = 0
     for fs in ("n4count", "nsets", "n8count", "rays4any", "rays4", "n4", "n8"):
         lut: dict[int, int] = {}
         own: dict[int, int] = {}
         ok = True
-        for s, t in zip(ctx.train, ctx.targets, strict=False):
+        for s, t in ctx.pairs:
             keys = prims.cell_keys(s, fs, ctx.bg)
             rows = np.unique(np.stack([keys.ravel(), s.ravel(), t.ravel()], axis=1), axis=0)
             for k, a, v in rows.tolist():
@@ -710,7 +708,7 @@ def _stamp_table(ctx: Ctx, radius: int) -> list[list[int]]:
     vals: dict[int, set[int]] = {}
     seen: dict[int, int] = {}
     pairs: dict[int, int] = {}
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         h, w = s.shape
         for c in np.unique(s).tolist():
             if c == ctx.bg:
@@ -768,7 +766,7 @@ def g_attract(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
     for c in ctx.state_colors[:5]:
-        if any(((s == c) != (t == c)).any() for s, t in zip(ctx.train, ctx.targets, strict=False)):
+        if any(((s == c) != (t == c)).any() for s, t in ctx.pairs):
             yield (c, 0, ctx.bg)
             yield (c, 1, ctx.bg)
     if _colors_vary(ctx):
@@ -832,7 +830,7 @@ def g_cells_map(ctx: Ctx) -> Iterator[Args]:
     if not ctx.smaller or ctx.depth > 1:
         return
     cells = []
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         try:
             rsegs, csegs = prims._sep_segments(s, ctx.bg)
         except ValueError:
@@ -1028,7 +1026,7 @@ def g_crop_at(ctx: Ctx) -> Iterator[Args]:
     if len(shapes) != 1 or not ctx.smaller:
         return
     common: set[tuple[int, int]] | None = None
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         here = _windows(s, t)
         common = here if common is None else common & here
         if not common:
@@ -1093,7 +1091,7 @@ def g_replace_color(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
     src, dst = [], []
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         diff = s != t
         if not diff.any():
             return
@@ -1207,17 +1205,27 @@ def _extensions() -> None:
 _extensions()
 
 
+def pair_cmap(s: Grid, t: Grid) -> dict[int, int] | None:
+    """The cell-wise colour map taking ``s`` to ``t`` (None if the shapes differ or a
+    colour would go to two colours)."""
+    if s.shape != t.shape:
+        return None
+    m: dict[int, int] = {}
+    for p in np.unique(s.ravel() * 10 + t.ravel()).tolist():
+        a, b = divmod(p, 10)
+        if m.setdefault(a, b) != b:
+            return None
+    return m
+
+
 def infer_cmap(states: list[Grid], targets: list[Grid]) -> list[list[int]] | None:
     """A consistent cell-wise colour map taking every state to its target, if one exists."""
-    lut = [-1] * 10
+    lut: dict[int, int] = {}
     for s, t in zip(states, targets, strict=False):
-        if s.shape != t.shape:
+        m = pair_cmap(s, t)
+        if m is None:
             return None
-        pairs = np.unique(s.ravel() * 10 + t.ravel())
-        for p in pairs.tolist():
-            a, b = divmod(p, 10)
-            if lut[a] == -1:
-                lut[a] = b
-            elif lut[a] != b:
+        for a, b in m.items():
+            if lut.setdefault(a, b) != b:
                 return None
-    return [[a, b] for a, b in enumerate(lut) if b != -1 and a != b]
+    return [[a, b] for a, b in sorted(lut.items()) if a != b]

@@ -1216,19 +1216,15 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
 # ---------------------------------------------------------------- generators
 
 
-def _pairs(ctx: Ctx) -> list[tuple[Grid, Grid]]:
-    return list(zip(ctx.train, ctx.targets, strict=False))
-
-
 def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, and some colour's cells moved (the non-background count kept or
     shrunk)."""
     if not ctx.same_shape or ctx.depth > 1:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         if int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()):
             return
-    if all((s == t).all() for s, t in _pairs(ctx)):
+    if all((s == t).all() for s, t in ctx.pairs):
         return
     yield (0, ctx.bg)
     yield (1, ctx.bg)
@@ -1239,7 +1235,7 @@ def g_recolor_nearest(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
     src: set[int] = set()
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         d = s != t
         if not d.any():
             continue
@@ -1265,7 +1261,7 @@ def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
     axis, and the longest gap filled (every longer gap must stay open)."""
     if not ctx.grows or ctx.depth > 1:
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     painted: list[Grid] = []
     for s, t in pairs:
         d = s != t
@@ -1305,7 +1301,7 @@ def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
 def _fits(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
     """``fn(state, *args)`` is the target for every train pair."""
     try:
-        return all(np.array_equal(fn(s, *args), t) for s, t in _pairs(ctx))
+        return all(np.array_equal(fn(s, *args), t) for s, t in ctx.pairs)
     except ValueError:
         return False
 
@@ -1327,7 +1323,7 @@ def _change(ctx: Ctx) -> tuple[list[int], list[int]] | None:
     """Per pair, the one colour the changed cells had and the one they got (None if
     any pair changes more than one colour into one colour, or nothing changes)."""
     src, dst = [], []
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         d = s != t
         if not d.any():
             return None
@@ -1379,10 +1375,10 @@ def g_denoise(ctx: Ctx) -> Iterator[Args]:
     """Only erasures: every target cell is background or as in the state."""
     if not ctx.same_shape or ctx.depth > 1:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         if ((t != s) & (t != ctx.bg)).any():
             return
-    if all((s == t).all() for s, t in _pairs(ctx)):
+    if all((s == t).all() for s, t in ctx.pairs):
         return
     for mode in ("iso4", "iso8", "sq2"):
         yield (mode, ctx.bg)
@@ -1393,7 +1389,7 @@ def _obj_colors(ctx: Ctx, conn: int) -> list[tuple[Grid, list[Any], list[int]]] 
     in the target (-1 if unchanged); None if an object is not one colour there, or
     cells outside the objects change."""
     out = []
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         objs = components(s, conn, 1, ctx.bg)
         if not objs or len(objs) > 60:
             return None
@@ -1466,10 +1462,10 @@ def g_recolor_if(ctx: Ctx) -> Iterator[Args]:
 def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         if int((s != ctx.bg).sum()) != int((t != ctx.bg).sum()):
             return
-    if all((s == t).all() for s, t in _pairs(ctx)):
+    if all((s == t).all() for s, t in ctx.pairs):
         return
     for d in ("down", "up", "left", "right"):
         yield (d, ctx.bg)
@@ -1477,15 +1473,13 @@ def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
 
 def _cmaps(ctx: Ctx) -> list[dict[int, int]] | None:
     """Per pair, the cell-wise colour map state -> target (None if there is none)."""
+    from atlas_actors.arc.infer import pair_cmap
+
     out = []
-    for s, t in _pairs(ctx):
-        if s.shape != t.shape:
+    for s, t in ctx.pairs:
+        m = pair_cmap(s, t)
+        if m is None:
             return None
-        m: dict[int, int] = {}
-        for p in np.unique(s.ravel() * 10 + t.ravel()).tolist():
-            a, b = divmod(p, 10)
-            if m.setdefault(a, b) != b:
-                return None
         out.append(m)
     return out
 
@@ -1586,7 +1580,7 @@ def g_complete_templates(ctx: Ctx) -> Iterator[Args]:
 def g_hollow(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         if ((t != s) & (t != ctx.bg)).any() or (s == t).all():
             return
     yield (ctx.bg,)
@@ -1634,7 +1628,7 @@ def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
     if not ctx.grows or ctx.depth > 1:
         return
     cols: set[int] = set()
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         d = s != t
         if (d & ~_enclosed(s == ctx.bg)).any():
             return
@@ -1654,7 +1648,7 @@ def g_halo_if(ctx: Ctx) -> Iterator[Args]:
         return
     c = ch[1][0]
     rows: list[tuple[Grid, Any, bool]] = []
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         objs = components(s, 4, 1, ctx.bg)
         if len(objs) > 60:
             return
@@ -1680,18 +1674,18 @@ def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
     """Only non-background cells change, to colours already in the grid."""
     if not ctx.same_shape or ctx.depth > 1:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         d = s != t
         if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
             return
-    if all((s == t).all() for s, t in _pairs(ctx)):
+    if all((s == t).all() for s, t in ctx.pairs):
         return
     yield (ctx.bg,)
 
 
 def _painted_only(ctx: Ctx) -> bool:
     """Only background cells change (nothing is erased or recoloured)."""
-    return ctx.grows and all(not (s[s != t] != ctx.bg).any() for s, t in _pairs(ctx))
+    return ctx.grows and all(not (s[s != t] != ctx.bg).any() for s, t in ctx.pairs)
 
 
 def g_corner_rays(ctx: Ctx) -> Iterator[Args]:
@@ -1710,7 +1704,7 @@ def g_obj_diag_ray(ctx: Ctx) -> Iterator[Args]:
     cells the target gives that colour (in every pair, some of them)."""
     if ctx.depth > 1 or not _painted_only(ctx):
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     for c in ctx.state_colors[:5]:
         if c == ctx.bg:
             continue
@@ -1758,7 +1752,7 @@ def g_dashed_rays(ctx: Ctx) -> Iterator[Args]:
     if ctx.depth > 0 or not _painted_only(ctx):
         return
     common: set[int] | None = None
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         cols = {int(v) for v in np.unique(t[s != t])}
         common = cols if common is None else common & cols
     for c2 in sorted(common or ())[:2]:
@@ -1791,7 +1785,7 @@ def g_cell_max_fill(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, something changes, in grids cut into cells by separator lines."""
     if ctx.depth > 1 or not ctx.same_shape or not _has_cells(ctx):
         return
-    if not all((s == t).all() for s, t in _pairs(ctx)):
+    if not all((s == t).all() for s, t in ctx.pairs):
         yield (ctx.bg,)
 
 
@@ -1800,7 +1794,7 @@ def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
     than its state."""
     if ctx.depth > 1 or not ctx.same_shape:
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     if all((s == t).all() for s, t in pairs):
         return
     if all(int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in pairs):
@@ -1811,7 +1805,7 @@ def g_recolor_by_dot(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; per pair exactly one cell is erased and none painted on."""
     if ctx.depth > 1 or not ctx.same_shape:
         return
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         fs, ft = s != ctx.bg, t != ctx.bg
         if int((fs & ~ft).sum()) != 1 or (ft & ~fs).any():
             return
@@ -1822,7 +1816,7 @@ def g_recolor_matching(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; only non-background cells change, to non-background colours."""
     if ctx.depth > 1 or not ctx.same_shape:
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     for s, t in pairs:
         d = s != t
         if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
@@ -1838,7 +1832,7 @@ def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, with two colours."""
     if ctx.depth > 1 or not _painted_only(ctx):
         return
-    if all(np.unique(t[s != t]).size == 2 for s, t in _pairs(ctx)):
+    if all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs):
         yield (ctx.bg,)
 
 
@@ -1847,7 +1841,7 @@ def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
     only cells the target gives that colour (in every pair, some of them)."""
     if ctx.depth > 1 or not _painted_only(ctx):
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     for c in ctx.state_colors[:5]:
         if c == ctx.bg:
             continue
@@ -1861,7 +1855,7 @@ def g_corner_marks(ctx: Ctx) -> Iterator[Args]:
     pair's first object (or take the opposite cells) and keep what fits."""
     if ctx.depth > 1 or not _painted_only(ctx):
         return
-    s, t = _pairs(ctx)[0]
+    s, t = ctx.pairs[0]
     objs = components(s, 8, 0, ctx.bg)
     if not objs or len(objs) > 30:
         return
@@ -1904,7 +1898,7 @@ def g_bridge(ctx: Ctx) -> Iterator[Args]:
 
 def g_cross_swap(ctx: Ctx) -> Iterator[Args]:
     """Some full rows and columns in every state, and only their crossing changes."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
     if _fits(ctx, cross_swap, ctx.bg):
         yield (ctx.bg,)
@@ -1915,7 +1909,7 @@ def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
     state has (or the background when nothing needs it)."""
     if ctx.depth > 1 or not _painted_only(ctx):
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     new = set(np.unique(np.concatenate([t[s != t] for s, t in pairs])).tolist())
     for c in [*sorted(new), ctx.bg]:
         for axis in ("h", "v", "hv"):
@@ -1926,7 +1920,7 @@ def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
 
 def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair: try each side."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
     ch = _change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
@@ -1959,9 +1953,9 @@ def g_stretch_to_dot(ctx: Ctx) -> Iterator[Args]:
 def g_step_toward(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and colour counts, some cells move: a colour that changes place and
     another colour that does not."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     cols = [c for c in ctx.state_colors[:6] if c != ctx.bg]
     for a in cols:
         if not all(((s == a) != (t == a)).any() for s, t in pairs):
@@ -1974,9 +1968,9 @@ def g_step_toward(ctx: Ctx) -> Iterator[Args]:
 
 def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
     """Only erasing (cells become background) in odd-sized grids."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
-    if not all((t[s != t] == ctx.bg).all() for s, t in _pairs(ctx)):
+    if not all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs):
         return
     for axis in ("v", "h"):
         if _fits(ctx, keep_center_line, axis, ctx.bg):
@@ -1985,12 +1979,12 @@ def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
 
 def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
     ch = _change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
         return
-    pairs = _pairs(ctx)
+    pairs = ctx.pairs
     try:
         if len(set(ch[0])) == 1:
             a = ch[0][0]
@@ -2010,10 +2004,10 @@ def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
 
 def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour become background and cells of another one new colour."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in _pairs(ctx)):
+    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
         return
     found: set[tuple[int, int, int]] = set()
-    for s, t in _pairs(ctx):
+    for s, t in ctx.pairs:
         d = s != t
         gone = d & (t == ctx.bg)
         new = d & (t != ctx.bg)

@@ -642,8 +642,7 @@ def _target_bg(ctx: Ctx) -> int:
 def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
     """Targets of shape (h*h, w*w)."""
     if ctx.same_shape or not all(
-        t.shape == (s.shape[0] ** 2, s.shape[1] ** 2)
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
+        t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs
     ):
         return
     fills = {ctx.bg, _target_bg(ctx)}
@@ -731,7 +730,7 @@ def g_lookup_grid(ctx: Ctx) -> Iterator[Args]:
         lut: dict[int, bytes] = {}
         grids: dict[int, Grid] = {}
         ok = True
-        for s, t in zip(ctx.train, ctx.targets, strict=False):
+        for s, t in ctx.pairs:
             v = prims.grid_feature(s, feat, ctx.bg)
             if lut.setdefault(v, t.tobytes()) != t.tobytes():
                 ok = False
@@ -807,7 +806,7 @@ def g_object_color(ctx: Ctx) -> Iterator[Args]:
     """One-cell targets whose colour is in the state."""
     if not ctx.tiny or ctx.depth > 0:
         return
-    if any(int(t.flat[0]) not in s for s, t in zip(ctx.train, ctx.targets, strict=False)):
+    if any(int(t.flat[0]) not in s for s, t in ctx.pairs):
         return
     for conn in (8, 4):
         for by_color in (1, 0):
@@ -836,7 +835,7 @@ def g_pingpong(ctx: Ctx) -> Iterator[Args]:
         return
     for axis, a, b in (("v", 0, 1), ("h", 1, 0)):
         ks = set()
-        for s, t in zip(ctx.train, ctx.targets, strict=False):
+        for s, t in ctx.pairs:
             n, m = s.shape[a], t.shape[a]
             if s.shape[b] != t.shape[b] or n < 2 or (m - 1) % (n - 1):
                 break
@@ -867,10 +866,7 @@ def g_paint_fg(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_pad_extend(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth <= 1 and all(
-        t.shape == (s.shape[0] + 2, s.shape[1] + 2)
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
-    ):
+    if ctx.depth <= 1 and all(t.shape == (s.shape[0] + 2, s.shape[1] + 2) for s, t in ctx.pairs):
         corners = {int(t[y, x]) for t in ctx.targets for y in (0, -1) for x in (0, -1)}
         yield (corners.pop() if len(corners) == 1 else ctx.bg,)
 
@@ -882,8 +878,7 @@ def g_snake_colors(ctx: Ctx) -> Iterator[Args]:
         return
     h, w = shapes.pop()
     if h * w > 36 or not all(
-        int((s != ctx.bg).sum()) == int((t != ctx.bg).sum())
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
+        int((s != ctx.bg).sum()) == int((t != ctx.bg).sum()) for s, t in ctx.pairs
     ):
         return
     for axis in ("h", "v"):
@@ -900,10 +895,7 @@ def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_corner_quadrants(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth == 0 and all(
-        t.shape == (s.shape[0] - 4, s.shape[1] - 4)
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
-    ):
+    if ctx.depth == 0 and all(t.shape == (s.shape[0] - 4, s.shape[1] - 4) for s, t in ctx.pairs):
         yield (ctx.bg,)
 
 
@@ -936,8 +928,7 @@ def g_join_pieces(ctx: Ctx) -> Iterator[Args]:
 
 def g_grow_rows(ctx: Ctx) -> Iterator[Args]:
     if ctx.depth == 0 and all(
-        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1])
-        for s, t in zip(ctx.train, ctx.targets, strict=False)
+        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
     ):
         yield (ctx.bg,)
 
@@ -967,7 +958,7 @@ def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
     for c in ctx.state_colors[:6]:
         for my, mx in ((1, 0), (0, 1), (1, 1)):
             ok = True
-            for s, t in zip(ctx.train, ctx.targets, strict=False):
+            for s, t in ctx.pairs:
                 ys, xs = np.nonzero(s == c)
                 if ys.size == 0 or t.shape != (
                     ys.max() - ys.min() + 1 + 2 * my,
@@ -986,7 +977,7 @@ def g_attract_to(ctx: Ctx) -> Iterator[Args]:
         return
     if max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) < 3:
         return
-    pairs = list(zip(ctx.train, ctx.targets, strict=False))
+    pairs = ctx.pairs
     moved = [c for c in ctx.state_colors[:5] if any(((s == c) != (t == c)).any() for s, t in pairs)]
     still = [
         c
@@ -1003,7 +994,7 @@ def _painted(ctx: Ctx, c: int) -> list[tuple[Grid, Grid]] | None:
     """Per pair (state, cells that became ``c``), when every change paints ``c`` over
     the background and some pair paints something."""
     out = []
-    for s, t in zip(ctx.train, ctx.targets, strict=False):
+    for s, t in ctx.pairs:
         diff = s != t
         if not ((t[diff] == c).all() and (s[diff] == ctx.bg).all()):
             return None
