@@ -493,10 +493,10 @@ def _deps(names: set[str]) -> list[tuple[str, Any]]:
     mods = _source_modules()
     index = {m.__name__: i for i, m in enumerate(mods)}
     found: dict[str, tuple[int, int, Any]] = {}
-    todo: list[tuple[str, dict[str, Any]]] = [(n, vars(prims)) for n in names]
-    for n in names:  # ops of the extension modules
-        mod = next((m for m in mods if n in vars(m)), prims)
-        todo.append((n, vars(mod)))
+    # each op's primitive, in the module that has it
+    todo: list[tuple[str, dict[str, Any]]] = [
+        (n, vars(next((m for m in mods if n in vars(m)), prims))) for n in names
+    ]
     while todo:
         n, scope = todo.pop()
         if n not in scope or isinstance(scope[n], types.ModuleType):
