@@ -97,6 +97,8 @@ class TaskSolver:
 
     def __post_init__(self) -> None:
         self.targets = [np.asarray(o, dtype=np.int64) for _, o in self.train]
+        self.tiny = all(t.size == 1 for t in self.targets)
+        """Every target is one cell: a colour map onto them would only memorise them."""
         self.inputs = [np.asarray(i, dtype=np.int64) for i, _ in self.train] + [
             np.asarray(i, dtype=np.int64) for i in self.test_inputs
         ]
@@ -235,8 +237,8 @@ class TaskSolver:
             return
         if look and node.expr != "x":
             self._scale_lookahead(node)
-        if all(t.size == 1 for t in self.targets):
-            return  # a colour map onto one-cell answers just memorises them
+        if self.tiny:
+            return
         role = self._paint_role(train)
         if role is not None:
             paint: Expr = ("paint_fg", node.expr, "x", role, self.bg)
