@@ -161,10 +161,17 @@ def _ops() -> dict[str, OpSpec]:
         ("project", P.project, ("g", "c", "c")),
         ("paint_template", P.paint_template, ("g", ("shape", "cell"), "b", "conn", "c")),
     ]
-    from atlas_actors.arc import ops_cells, ops_shape
-
-    table += ops_cells.OP_TABLE + ops_shape.OP_TABLE
+    for mod in extension_modules():
+        table += mod.OP_TABLE
     return {n: OpSpec(n, f, k) for n, f, k in table}
+
+
+def extension_modules() -> list[types.ModuleType]:
+    """The modules that add ops (``OP_TABLE``) and generators (``GENERATORS``) to the
+    core DSL; imported lazily, since they import :mod:`prims` and :mod:`infer`."""
+    from atlas_actors.arc import ops_cells, ops_objects, ops_shape
+
+    return [ops_cells, ops_shape, ops_objects]
 
 
 OPS: dict[str, OpSpec] = _ops()
@@ -478,9 +485,7 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 def _source_modules() -> list[types.ModuleType]:
     """Modules whose functions programs may use: :mod:`prims`, then the extensions."""
-    from atlas_actors.arc import ops_cells, ops_shape
-
-    return [prims, ops_cells, ops_shape]
+    return [prims, *extension_modules()]
 
 
 def _deps(names: set[str]) -> list[tuple[str, Any]]:

@@ -1196,9 +1196,9 @@ by mutation)."""
 
 
 def _extensions() -> None:
-    from atlas_actors.arc import ops_cells, ops_shape
+    from atlas_actors.arc.dsl import extension_modules
 
-    for mod in (ops_cells, ops_shape):
+    for mod in extension_modules():
         GENERATORS.update(mod.GENERATORS)
 
 
