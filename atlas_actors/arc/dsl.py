@@ -109,6 +109,7 @@ def _ops() -> dict[str, OpSpec]:
         ("kron_self", P.kron_self, ("g", "c", "b")),
         ("hcat", P.hcat, ("g", "g")),
         ("vcat", P.vcat, ("g", "g")),
+        ("layer", P.layer, ("g", "g", "c")),
         ("split_combine", P.split_combine, ("g", SPLIT_MODES, COMBINE_OPS, "c", "c")),
         ("split_overlay", P.split_overlay, ("g", SPLIT_MODES, "b", "c")),
         ("split_pick", P.split_pick, ("g", SPLIT_MODES, PICK_SELS, "c")),

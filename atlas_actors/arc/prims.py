@@ -527,6 +527,13 @@ def vcat(a: Grid, b: Grid) -> Grid:
     return np.concatenate([a, b], axis=0)
 
 
+def layer(base: Grid, top: Grid, bg: int) -> Grid:
+    """``top`` painted over ``base``: every cell of ``top`` that is not ``bg`` wins."""
+    if base.shape != top.shape:
+        raise ValueError("layers differ in shape")
+    return np.where(top != bg, top, base)
+
+
 # ---------------------------------------------------------------- splitting
 
 

@@ -93,6 +93,12 @@ class TaskSolver:
     expanded: dict[str, int] = field(default_factory=dict)
     memo: dict[Any, Any] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    pieces: dict[bytes, Node] = field(default_factory=dict)
+    """Target-shaped states whose every non-background train cell is right, by the set
+    of cells they get right (the first, simplest, state for each set)."""
+    bases: dict[bytes, Node] = field(default_factory=dict)
+    """Target-shaped states by the set of train cells they get wrong (packed bits)."""
+    _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
     def __post_init__(self) -> None:
@@ -104,6 +110,7 @@ class TaskSolver:
         ]
         counts = np.bincount(np.concatenate([g.ravel() for g in self.inputs]), minlength=10)
         self.bg = int(counts.argmax()) if counts[0] * 2 < counts.max() else 0
+        self._tflat = np.concatenate([t.ravel() for t in self.targets])
         root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
         self.seen.add(_key(self.inputs))
         self._check(root)
@@ -235,6 +242,7 @@ class TaskSolver:
                 node.exact = True
                 self.exact.append(node)
             return
+        self._keep_layer(node, train)
         if look and node.expr != "x":
             self._scale_lookahead(node)
         if self.tiny:
@@ -326,6 +334,61 @@ class TaskSolver:
             return False  # many colours become one: a new colour may well follow them
         return any(seen[c] and c not in changed and c != self.bg for c in range(10))
 
+    def _keep_layer(self, node: Node, train: list[Grid]) -> None:
+        """Remember a target-shaped state for :meth:`compose`."""
+        if not all(o.shape == t.shape for o, t in zip(train, self.targets, strict=False)):
+            return
+        flat = np.concatenate([o.ravel() for o in train])
+        wrong = flat != self._tflat
+        paint = flat != self.bg
+        if paint.any() and not (paint & wrong).any():
+            self.pieces.setdefault(np.packbits(paint).tobytes(), node)
+        if 2 * int(wrong.sum()) <= wrong.size:
+            self.bases.setdefault(np.packbits(wrong).tobytes(), node)
+
+    def compose(self, max_layers: int = 2, tries: int = 8) -> None:
+        """Icecuber-style composition: a target-shaped state with the rest of its wrong
+        cells covered by up to ``max_layers`` states painted over it (``layer``) whose
+        every non-background train cell is right. Pieces are picked greedily by the
+        wrong cells they cover (the simplest of equals); the simplest bases are tried first.
+        Found programs are exact and go to :attr:`exact` (ranked after simpler ones)."""
+        sizes = (len(self.pieces), len(self.bases))
+        if self._composed == sizes or not self.pieces:
+            return
+        self._composed = sizes
+        n = self._tflat.size
+        keys = sorted(self.pieces, key=lambda k: complexity(self.pieces[k].expr))
+        good = np.unpackbits(
+            np.frombuffer(b"".join(keys), dtype=np.uint8).reshape(len(keys), -1), axis=1
+        )[:, :n].astype(bool)
+        cover = good.any(axis=0)
+        ranked: list[tuple[float, int, int, Any, Node]] = []
+        for k, base in self.bases.items():
+            wrong = np.unpackbits(np.frombuffer(k, dtype=np.uint8))[:n].astype(bool)
+            if wrong.any() and not (wrong & ~cover).any():
+                ranked.append((complexity(base.expr), int(wrong.sum()), len(ranked), wrong, base))
+        ranked.sort(key=lambda r: r[:3])
+        for _, _, _, wrong, base in ranked[:tries]:
+            left = wrong.copy()
+            expr = base.expr
+            for _ in range(max_layers):
+                gain = (good & left).sum(axis=1)
+                best = int(gain.argmax())
+                if gain[best] == 0:
+                    break
+                expr = ("layer", expr, self.pieces[keys[best]].expr, self.bg)
+                left &= ~good[best]
+                if not left.any():
+                    break
+            if left.any() or complexity(expr) > MAX_DEPTH + 1:
+                continue  # a long composition fits the train pairs by accident
+            outs = self.run_expr(expr)
+            if outs is None or _train_noop(base.outs, outs, len(self.targets)):
+                continue
+            node = Node(expr, outs, 1.0, base.depth + 1, exact=True)
+            if all((o == t).all() for o, t in zip(outs, self.targets, strict=False)):
+                self.exact.append(node)
+
     def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
         op applications, stopping early at ``deadline`` (``time.thread_time()``: this
@@ -366,6 +429,8 @@ class TaskSolver:
                 for child in self.expand(node, 100000, deadline):
                     self.nodes.append(child)
                     self._push(child)
+            if not self.exact:
+                self.compose()
 
     def node_for(self, expr: Expr) -> Node | None:
         outs = self.run_expr(expr)
