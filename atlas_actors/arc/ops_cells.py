@@ -22,7 +22,10 @@ from atlas_actors.arc.prims import (
     components,
     connect,
     interior,
+    line_segments,
     obj_feature,
+    symmetrize,
+    symmetrize_bbox,
 )
 
 if TYPE_CHECKING:
@@ -1160,6 +1163,604 @@ def merge_touching(g: Grid, a: int, b: int, c: int, bg: int) -> Grid:
     return o
 
 
+def _clusters(m: Grid, reach: int) -> list[tuple[Grid, Grid]]:
+    """Groups of the cells of mask ``m`` where cells at most ``reach`` apart (Chebyshev
+    distance) join: 8-connected objects (``reach`` 1) that may skip ``reach`` - 1
+    empty cells."""
+    ys, xs = np.nonzero(m)
+    n = int(ys.size)
+    if reach >= max(m.shape):
+        return [(ys, xs)] if n else []
+    if n > 300:
+        raise ValueError("too many cells")
+    lab = list(range(n))
+
+    def root(i: int) -> int:
+        while lab[i] != i:
+            lab[i] = lab[lab[i]]
+            i = lab[i]
+        return i
+
+    near = np.maximum(np.abs(ys[:, None] - ys[None, :]), np.abs(xs[:, None] - xs[None, :]))
+    for i, j in zip(*np.nonzero(np.triu(near <= reach, 1)), strict=True):
+        lab[root(int(i))] = root(int(j))
+    roots = np.array([root(i) for i in range(n)])
+    return [(ys[roots == r], xs[roots == r]) for r in dict.fromkeys(roots.tolist())]
+
+
+def recolor_in_box(g: Grid, a: int, b: int, c: int, reach: int, bg: int) -> Grid:
+    """Inside the bounding box of every group of colour ``a`` cells (8-connected with
+    ``reach`` 1, or allowed to skip ``reach`` - 1 cells), the cells of colour ``b``
+    (-1: every colour but ``a`` and the background) become ``c``."""
+    if a in (b, bg) or not (g == a).any():
+        raise ValueError("no box colour")
+    o = g.copy()
+    for ys, xs in _clusters(g == a, reach):
+        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+        box = o[y0:y1, x0:x1]
+        src = g[y0:y1, x0:x1]
+        box[(src == b) if b >= 0 else ((src != a) & (src != bg))] = c
+    return o
+
+
+def _sign(v: float) -> int:
+    return 0 if abs(v) < 1e-9 else (1 if v > 0 else -1)
+
+
+def pointer_ray(g: Grid, m: int, d: str, paint: str, col: str, bg: int) -> Grid:
+    """Objects (8-connected, two colours) point with their marker cells (colour ``m``,
+    or -1: the object's minority colour): each marker cell points from the object's
+    centre toward itself (``d`` toward) or the opposite way (away). ``paint`` line: from
+    the marker cell a ray runs that way over the background until it meets another
+    object; sweep: the whole object is copied step by step that way to the border.
+    ``col`` marker / main: the colour painted (with main the marker cells take the
+    main colour too)."""
+    h, w = g.shape
+    objs = components(g, 8, 0, bg)
+    if len(objs) > 30:
+        raise ValueError("too many objects")
+    o = g.copy()
+    own = np.full(g.shape, -1)
+    for i, (ys, xs) in enumerate(objs):
+        own[ys, xs] = i
+    done = 0
+    for i, (ys, xs) in enumerate(objs):
+        vals, cnt = np.unique(g[ys, xs], return_counts=True)
+        if vals.size != 2 or (m < 0 and cnt[0] == cnt[1]) or (m >= 0 and m not in vals):
+            continue
+        mark = m if m >= 0 else int(vals[int(cnt[1] < cnt[0])])
+        main = int(vals[0]) if int(vals[1]) == mark else int(vals[1])
+        mk = g[ys, xs] == mark
+        done += int(mk.sum())
+        if done > 16:
+            raise ValueError("too many marker cells")
+        cy, cx = float(ys.mean()), float(xs.mean())
+        c = mark if col == "marker" else main
+        for y, x in zip(ys[mk].tolist(), xs[mk].tolist(), strict=True):
+            dy, dx = _sign(y - cy), _sign(x - cx)
+            if d == "away":
+                dy, dx = -dy, -dx
+            if dy == 0 and dx == 0:
+                continue
+            if paint == "line":
+                ny, nx = y + dy, x + dx
+                while 0 <= ny < h and 0 <= nx < w and own[ny, nx] in (-1, i):
+                    if g[ny, nx] == bg:
+                        o[ny, nx] = c
+                    ny, nx = ny + dy, nx + dx
+                continue
+            for k in range(1, max(h, w) + 1):
+                ty, tx = ys + k * dy, xs + k * dx
+                inb = (ty >= 0) & (ty < h) & (tx >= 0) & (tx < w)
+                if not inb.any():
+                    break
+                ty, tx = ty[inb], tx[inb]
+                free = g[ty, tx] == bg
+                o[ty[free], tx[free]] = c
+        if col == "main":
+            o[ys[mk], xs[mk]] = main
+    if not done:
+        raise ValueError("no pointing object")
+    return o
+
+
+def _sym_maps(kind: str, p: int, q: int) -> list[tuple[int, int, int, int, int, int]]:
+    """The maps of symmetry ``kind`` about the centre (``p``/2, ``q``/2) as
+    (y' = a*y + b*x + e, x' = c*y + d*x + f) coefficient tuples (a, b, e, c, d, f)."""
+    h_ = (1, 0, 0, 0, -1, q)  # left-right mirror
+    v_ = (-1, 0, p, 0, 1, 0)  # up-down mirror
+    if kind == "h":
+        return [h_]
+    if kind == "v":
+        return [v_]
+    if kind == "hv":
+        return [h_, v_, (-1, 0, p, 0, -1, q)]
+    if kind == "diag":  # both diagonal mirrors (needs p, q of one parity)
+        t_ = (0, 1, (p - q) // 2, 1, 0, (q - p) // 2)
+        a_ = (0, -1, (p + q) // 2, -1, 0, (p + q) // 2)
+        return [t_, a_, (-1, 0, p, 0, -1, q)]
+    # rot: quarter turns about the centre (needs p, q of one parity)
+    r1 = (0, 1, (p - q) // 2, -1, 0, (p + q) // 2)
+    r3 = (0, -1, (p + q) // 2, 1, 0, (q - p) // 2)
+    return [r1, (-1, 0, p, 0, -1, q), r3]
+
+
+def _fit_symmetry(g: Grid, kind: str, bg: int) -> Grid:
+    """The cells to add to complete symmetry ``kind`` about the centre that explains
+    the most non-background cells (no clash of two colours, every image in the grid);
+    their colours (as a grid, background elsewhere)."""
+    h, w = g.shape
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0 or ys.size > 200:
+        raise ValueError("nothing or too much to mirror")
+    cols = g[ys, xs]
+    y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+    best: tuple[int, Grid] | None = None
+    for p in range(2 * y0, 2 * y1 + 1) if kind != "h" else [0]:
+        for q in range(2 * x0, 2 * x1 + 1) if kind != "v" else [0]:
+            if kind in ("rot", "diag") and (p - q) % 2:
+                continue
+            add = np.full(g.shape, bg)
+            score, ok = 0, True
+            for a, b, e, c, d, f in _sym_maps(kind, p, q):
+                ty, tx = a * ys + b * xs + e, c * ys + d * xs + f
+                if ty.min() < 0 or tx.min() < 0 or ty.max() >= h or tx.max() >= w:
+                    ok = False
+                    break
+                there = g[ty, tx]
+                if ((there != bg) & (there != cols)).any():
+                    ok = False
+                    break
+                score += int((there != bg).sum())
+                empty = there == bg
+                add[ty[empty], tx[empty]] = cols[empty]
+            if ok and (best is None or score > best[0]):
+                best = (score, add)
+    if best is None:
+        raise ValueError("no symmetry centre")
+    return best[1]
+
+
+def symmetrize_mark(g: Grid, kind: str, where: str, c: int, bg: int) -> Grid:
+    """Complete the mirror/rotation symmetry ``kind`` (``h``, ``v``, ``hv``, ``rot``,
+    ``diag`` as ``symmetrize``) of the whole grid (``where`` grid), of the
+    non-background bounding box (bbox) or about the centre that fits the cells best
+    (fit), painting the added cells ``c`` (-1: their mirror colour)."""
+    if where == "fit":
+        add = _fit_symmetry(g, kind, bg)
+        s = np.where(add != bg, add, g)
+    elif where == "grid":
+        s = symmetrize(g, kind, bg)
+    else:
+        s = symmetrize_bbox(g, kind, bg)
+    new = (g == bg) & (s != bg)
+    if not new.any():
+        raise ValueError("already symmetric")
+    o = g.copy()
+    o[new] = s[new] if c < 0 else c
+    return o
+
+
+def fill_largest_rect(g: Grid, e: int, c: int, mn: int) -> Grid:
+    """Paint with ``c`` the largest (by area; first in reading order on ties) rectangle
+    made only of colour ``e`` whose sides are at least ``mn`` long."""
+    h, w = g.shape
+    free = (g == e).astype(np.int64)
+    up = np.zeros(w, dtype=np.int64)
+    best = (0, 0, 0, 0, 0)  # area, y0, x0, y1, x1 (inclusive bottom row y1)
+    for y in range(h):
+        up = np.where(free[y] > 0, up + 1, 0)
+        for x0 in range(w):
+            hmin = 10**9
+            for x1 in range(x0, w):
+                hmin = min(hmin, int(up[x1]))
+                if hmin < mn:
+                    break
+                if x1 - x0 + 1 < mn:
+                    continue
+                area = hmin * (x1 - x0 + 1)
+                key = (area, -(y - hmin + 1), -x0)
+                if key > (best[0], -best[1], -best[2]):
+                    best = (area, y - hmin + 1, x0, y, x1)
+    if best[0] < 2:
+        raise ValueError("no rectangle")
+    o = g.copy()
+    o[best[1] : best[3] + 1, best[2] : best[4] + 1] = c
+    return o
+
+
+def complete_lines(g: Grid, c: int, reach: int, bg: int) -> Grid:
+    """Mend broken lines: in the bounding box of every group of non-background cells
+    (joined across ``reach`` - 1 empty cells), each row and column that is more than
+    half filled gets its background cells painted ``c`` (-1: the line's commonest
+    colour)."""
+    o = g.copy()
+    groups = _clusters(g != bg, reach)
+    if len(groups) > 30:
+        raise ValueError("too many groups")
+    for ys, xs in groups:
+        y0, y1, x0, x1 = int(ys.min()), int(ys.max()) + 1, int(xs.min()), int(xs.max()) + 1
+        if y1 - y0 < 3 or x1 - x0 < 3:
+            continue
+        box, src = o[y0:y1, x0:x1], g[y0:y1, x0:x1]
+        for line, out in [(src[i], box[i]) for i in range(y1 - y0)] + [
+            (src[:, j], box[:, j]) for j in range(x1 - x0)
+        ]:
+            fg = line != bg
+            if 2 * int(fg.sum()) <= line.size or fg.all():
+                continue
+            col = c if c >= 0 else int(np.bincount(line[fg]).argmax())
+            out[(~fg) & (out == bg)] = col
+    return o
+
+
+def _lenient_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Row and column spans between full lines of one colour (the colour with the most
+    full rows and columns, not the background), which may appear inside the cells
+    too; falls back to :func:`_sep_segments` rules first."""
+    try:
+        return _sep_segments(g, bg)
+    except ValueError:
+        pass
+    h, w = g.shape
+    best: tuple[int, list[int], list[int]] | None = None
+    for c in np.unique(g).tolist():
+        if c == bg:
+            continue
+        rows = [y for y in range(h) if (g[y] == c).all()]
+        cols = [x for x in range(w) if (g[:, x] == c).all()]
+        if rows and cols and (best is None or len(rows) + len(cols) > len(best[1]) + len(best[2])):
+            best = (int(c), rows, cols)
+    if best is None:
+        raise ValueError("no separator")
+    return line_segments(best[1], h), line_segments(best[2], w)
+
+
+def cell_expand(g: Grid, sel: str, bg: int) -> Grid:
+    """For a grid cut by separator lines into n x m cells of n x m cells each: pick the
+    one cell holding the fewest (``sel`` min) or the most (max) non-background cells,
+    and fill every cell of the grid with the colour of the picked cell's pixel at the
+    same position (background pixels give empty cells)."""
+    rsegs, csegs = _lenient_segments(g, bg)
+    hs, ws = {b - a for a, b in rsegs}, {b - a for a, b in csegs}
+    if len(hs) != 1 or len(ws) != 1 or hs != {len(rsegs)} or ws != {len(csegs)}:
+        raise ValueError("cells are not n x m of n x m")
+    cells = [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    counts = [int((g[y0:y1, x0:x1] != bg).sum()) for y0, y1, x0, x1 in cells]
+    pick = min(counts) if sel == "min" else max(counts)
+    if counts.count(pick) != 1:
+        raise ValueError("no single cell to pick")
+    y0, y1, x0, x1 = cells[counts.index(pick)]
+    src = g[y0:y1, x0:x1].copy()
+    o = g.copy()
+    for i, (a0, a1) in enumerate(rsegs):
+        for j, (b0, b1) in enumerate(csegs):
+            o[a0:a1, b0:b1] = src[i, j]
+    return o
+
+
+def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
+    """For a grid cut by separator lines into equal cells: the cell holding the most
+    non-background cells is a template (ties must have one shape); in every other
+    cell, the background cells where the template has something become ``c`` (-1: the
+    separator colour)."""
+    rsegs, csegs = _sep_segments(g, bg)
+    cells = [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    if len(cells) < 2 or len({(y1 - y0, x1 - x0) for y0, y1, x0, x1 in cells}) != 1:
+        raise ValueError("no equal cells")
+    counts = [int((g[y0:y1, x0:x1] != bg).sum()) for y0, y1, x0, x1 in cells]
+    top = max(counts)
+    tops = [g[y0:y1, x0:x1] != bg for y0, y1, x0, x1 in cells]
+    tpl = tops[counts.index(top)]
+    if top == 0 or any(
+        not np.array_equal(m, tpl) for m, n in zip(tops, counts, strict=True) if n == top
+    ):
+        raise ValueError("no single template")
+    if c < 0:
+        r0 = rsegs[0][1] if rsegs[0][1] < g.shape[0] else -1
+        c0 = csegs[0][1] if csegs[0][1] < g.shape[1] else -1
+        if r0 >= 0:
+            c = int(g[r0, 0])
+        elif c0 >= 0:
+            c = int(g[0, c0])
+        else:
+            raise ValueError("no separator line")
+    o = g.copy()
+    for a0, a1, b0, b1 in cells:
+        part = o[a0:a1, b0:b1]
+        part[tpl & (part == bg)] = c
+    return o
+
+
+def diag_bounce(g: Grid, c: int, bg: int) -> Grid:
+    """Continue every diagonal segment (an object of one colour, 8-connected, at least
+    two cells on one diagonal) from both ends over the background with ``c`` (-1: its
+    own colour), bouncing off other cells like a ball, until it leaves the grid."""
+    h, w = g.shape
+    o = g.copy()
+    done = 0
+    for ys, xs in components(g, 8, 1, bg):
+        n = int(ys.size)
+        if n < 2 or n > 30:
+            continue
+        order = np.argsort(ys * w + xs)
+        ys, xs = ys[order], xs[order]
+        dy0, dx0 = int(ys[1] - ys[0]), int(xs[1] - xs[0])
+        if dy0 != 1 or abs(dx0) != 1:
+            continue
+        if not ((np.diff(ys) == dy0).all() and (np.diff(xs) == dx0).all()):
+            continue
+        col = c if c >= 0 else int(g[ys[0], xs[0]])
+        done += 1
+        for y, x, dy, dx in (
+            (int(ys[-1]), int(xs[-1]), dy0, dx0),
+            (int(ys[0]), int(xs[0]), -dy0, -dx0),
+        ):
+            for _ in range(4 * (h + w)):
+                ny, nx = y + dy, x + dx
+                if not (0 <= ny < h and 0 <= nx < w):
+                    break
+                if g[ny, nx] != bg:
+                    fy = not (0 <= y + dy < h) or g[y + dy, x] != bg
+                    fx = not (0 <= x + dx < w) or g[y, x + dx] != bg
+                    if not fy and not fx:
+                        fy = fx = True
+                    dy, dx = (-dy if fy else dy), (-dx if fx else dx)
+                    ny, nx = y + dy, x + dx
+                    if not (0 <= ny < h and 0 <= nx < w) or g[ny, nx] != bg:
+                        break
+                o[ny, nx] = col
+                y, x = ny, nx
+    if not done:
+        raise ValueError("no diagonal segment")
+    return o
+
+
+def cell_key_place(g: Grid, k: int, bg: int) -> Grid:
+    """For a grid cut by separator lines into n x m cells of n x m cells each: the one
+    cell holding colour ``k`` is moved to the cell whose position in the grid is the
+    position of ``k`` inside it (cells of the separator colour in it are cleared);
+    every other cell is cleared."""
+    rsegs, csegs = _lenient_segments(g, bg)
+    hs, ws = {b - a for a, b in rsegs}, {b - a for a, b in csegs}
+    if len(hs) != 1 or len(ws) != 1 or hs != {len(rsegs)} or ws != {len(csegs)}:
+        raise ValueError("cells are not n x m of n x m")
+    cells = [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    if len(cells) < 4:
+        raise ValueError("too few cells")
+    hits = [cell for cell in cells if (g[cell[0] : cell[1], cell[2] : cell[3]] == k).any()]
+    if len(hits) != 1:
+        raise ValueError("no single key cell")
+    y0, y1, x0, x1 = hits[0]
+    part = g[y0:y1, x0:x1].copy()
+    sep = int(g[rsegs[0][1], 0]) if len(rsegs) > 1 else int(g[0, csegs[0][1]])
+    part[part == sep] = bg  # stray separator-coloured cells are noise
+    ky, kx = np.nonzero(part == k)
+    if ky.size != 1:
+        raise ValueError("no single key")
+    o = g.copy()
+    for a0, a1, b0, b1 in cells:
+        o[a0:a1, b0:b1] = bg
+    (a0, a1), (b0, b1) = rsegs[int(ky[0])], csegs[int(kx[0])]
+    o[a0:a1, b0:b1] = part
+    return o
+
+
+def mirror_marker(g: Grid, bg: int) -> Grid:
+    """Objects (8-connected) of two colours: the commoner colour is the shape, the other
+    a marker lying beyond one side of the shape's box. The shape is mirrored across
+    that side (its copy in the shape's colour replaces the marker)."""
+    h, w = g.shape
+    objs = components(g, 8, 0, bg)
+    if len(objs) > 20:
+        raise ValueError("too many objects")
+    o = g.copy()
+    done = 0
+    for ys, xs in objs:
+        vals, cnt = np.unique(g[ys, xs], return_counts=True)
+        if vals.size != 2 or cnt[0] == cnt[1]:
+            continue
+        main = int(vals[int(cnt[1] > cnt[0])])
+        mk = g[ys, xs] != main
+        my, mx, ky, kx = ys[~mk], xs[~mk], ys[mk], xs[mk]
+        sides = [
+            ("up", ky.max() < my.min()),
+            ("down", ky.min() > my.max()),
+            ("left", kx.max() < mx.min()),
+            ("right", kx.min() > mx.max()),
+        ]
+        side = [n for n, ok in sides if ok]
+        if len(side) != 1:
+            continue
+        if side[0] == "up":
+            ty, tx = 2 * int(my.min()) - 1 - my, mx
+        elif side[0] == "down":
+            ty, tx = 2 * int(my.max()) + 1 - my, mx
+        elif side[0] == "left":
+            ty, tx = my, 2 * int(mx.min()) - 1 - mx
+        else:
+            ty, tx = my, 2 * int(mx.max()) + 1 - mx
+        if ty.min() < 0 or tx.min() < 0 or ty.max() >= h or tx.max() >= w:
+            raise ValueError("mirror leaves the grid")
+        o[ky, kx] = bg
+        o[ty, tx] = main
+        done += 1
+    if not done:
+        raise ValueError("no marked object")
+    return o
+
+
+def checker_interior(g: Grid, parity: int, c: int, bg: int) -> Grid:
+    """Paint ``c`` on every second interior cell (all 8 neighbours in the object) of
+    each object (4-connected, one colour): those whose offset (rows + columns) from
+    the object's top-left corner is even (``parity`` 0) or odd (1)."""
+    o = g.copy()
+    objs = components(g, 4, 1, bg)
+    if len(objs) > 40:
+        raise ValueError("too many objects")
+    h, w = g.shape
+    done = 0
+    for ys, xs in objs:
+        m = np.zeros((h + 2, w + 2), dtype=bool)
+        m[ys + 1, xs + 1] = True
+        inner = m[1:-1, 1:-1].copy()
+        for dy in (-1, 0, 1):
+            for dx in (-1, 0, 1):
+                inner &= m[1 + dy : h + 1 + dy, 1 + dx : w + 1 + dx]
+        iy, ix = np.nonzero(inner)
+        odd = ((iy - ys.min()) + (ix - xs.min())) % 2 == parity
+        o[iy[odd], ix[odd]] = c
+        done += int(odd.sum())
+    if not done:
+        raise ValueError("no interior")
+    return o
+
+
+def border_marks(g: Grid, side: str, c: int, bg: int) -> Grid:
+    """Drop a mark of colour ``c`` from every object (8-connected, one colour) onto the
+    grid's border on ``side`` (down, up, left, right), at the object's centre column
+    (or row); objects with no centre cell (an even span) are skipped."""
+    h, w = g.shape
+    objs = components(g, 8, 1, bg)
+    if not objs or len(objs) > 30:
+        raise ValueError("no objects or too many")
+    o = g.copy()
+    done = 0
+    for ys, xs in objs:
+        span = xs if side in ("down", "up") else ys
+        lo, hi = int(span.min()), int(span.max())
+        if (lo + hi) % 2:
+            continue
+        mid = (lo + hi) // 2
+        y, x = {"down": (h - 1, mid), "up": (0, mid), "left": (mid, 0), "right": (mid, w - 1)}[side]
+        o[y, x] = c
+        done += 1
+    if not done:
+        raise ValueError("no object with a centre")
+    return o
+
+
+def mark_crossings(g: Grid, c: int, bg: int) -> Grid:
+    """Where a full row and a full column of non-background cells cross, paint the 8
+    cells around the crossing with ``c``."""
+    fg = g != bg
+    rows = np.nonzero(fg.all(axis=1))[0].tolist()
+    cols = np.nonzero(fg.all(axis=0))[0].tolist()
+    if not rows or not cols or len(rows) * len(cols) > 20:
+        raise ValueError("no crossing or too many")
+    o = g.copy()
+    for y in rows:
+        for x in cols:
+            keep = int(g[y, x])
+            o[max(y - 1, 0) : y + 2, max(x - 1, 0) : x + 2] = c
+            o[y, x] = keep
+    return o
+
+
+def stamp_markers(g: Grid, m: int, bg: int) -> Grid:
+    """Copy the template centred on every marker cell (colour ``m``). The template is
+    the bounding box (odd height and width) of the cells that are neither background,
+    nor ``m``, nor on a full line of one colour (a separator); its non-background
+    cells are painted."""
+    h, w = g.shape
+    line = np.zeros(g.shape, dtype=bool)
+    line[(g == g[:, :1]).all(axis=1) & (g[:, 0] != bg)] = True
+    line[:, (g == g[:1, :]).all(axis=0) & (g[0, :] != bg)] = True
+    ty, tx = np.nonzero((g != bg) & (g != m) & ~line)
+    my, mx = np.nonzero(g == m)
+    if ty.size == 0 or my.size == 0 or my.size > 30:
+        raise ValueError("no template or no markers")
+    y0, x0 = int(ty.min()), int(tx.min())
+    th, tw = int(ty.max()) - y0 + 1, int(tx.max()) - x0 + 1
+    if th % 2 == 0 or tw % 2 == 0 or th * tw > 49:
+        raise ValueError("template has no centre cell or is too big")
+    tpl = g[y0 : y0 + th, x0 : x0 + tw].copy()
+    keep = (tpl != bg) & ~line[y0 : y0 + th, x0 : x0 + tw]
+    o = g.copy()
+    for cy, cx in zip(my.tolist(), mx.tolist(), strict=True):
+        for dy in range(th):
+            for dx in range(tw):
+                y, x = cy - th // 2 + dy, cx - tw // 2 + dx
+                if keep[dy, dx] and 0 <= y < h and 0 <= x < w:
+                    o[y, x] = tpl[dy, dx]
+    return o
+
+
+def _role_objects(g: Grid, bg: int) -> list[tuple[int, int, int, int]]:
+    """Objects (8-connected, any colours) with a centre cell (odd box sides, at most
+    5 x 5): (centre row, centre column, centre colour, other colour; -1 if none)."""
+    objs = components(g, 8, 0, bg)
+    if not objs or len(objs) > 30:
+        raise ValueError("no objects or too many")
+    out = []
+    for ys, xs in objs:
+        hh, ww = int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1
+        if hh % 2 == 0 or ww % 2 == 0 or hh > 5 or ww > 5:
+            raise ValueError("an object has no centre cell")
+        cy, cx = int(ys.min()) + hh // 2, int(xs.min()) + ww // 2
+        a = int(g[cy, cx])
+        if a == bg:
+            raise ValueError("empty centre")
+        rest = g[ys, xs][g[ys, xs] != a]
+        b = int(np.bincount(rest).argmax()) if rest.size else -1
+        out.append((cy, cx, a, b))
+    return out
+
+
+def role_stamp(g: Grid, table: list[list[int]], bg: int) -> Grid:
+    """Grow every object (8-connected, with a centre cell) by a pattern given relative
+    to its centre and in colour roles: an entry ``[key, role]`` with
+    ``key = (dy + 3) * 7 + (dx + 3)`` paints the background cell at offset (dy, dx)
+    with the centre's colour (``role`` 0) or the object's other colour (1)."""
+    h, w = g.shape
+    o = g.copy()
+    for cy, cx, a, b in _role_objects(g, bg):
+        for key, role in table:
+            dy, dx = divmod(int(key), 7)
+            y, x = cy + dy - 3, cx + dx - 3
+            col = a if role == 0 else b
+            if 0 <= y < h and 0 <= x < w and g[y, x] == bg and col >= 0:
+                o[y, x] = col
+    return o
+
+
+def anchor_copy(g: Grid, flip_c: int, bg: int) -> Grid:
+    """Templates are the objects (8-connected, any colours) of two or more cells; a
+    colour found once in a template is its anchor. Every lone cell whose colour
+    anchors exactly one template gets a copy of that template placed so that the
+    anchors meet (mirrored left-right when the colour is ``flip_c``; -1 never),
+    painted over the background."""
+    h, w = g.shape
+    objs = components(g, 8, 0, bg)
+    if len(objs) > 40:
+        raise ValueError("too many objects")
+    temps = [ob for ob in objs if ob[0].size > 1]
+    lone = [ob for ob in objs if ob[0].size == 1]
+    o = g.copy()
+    done = 0
+    for ly, lx in lone:
+        y, x = int(ly[0]), int(lx[0])
+        k = int(g[y, x])
+        hits = []
+        for ys, xs in temps:
+            sel = g[ys, xs] == k
+            if int(sel.sum()) == 1:
+                hits.append((ys, xs, int(ys[sel][0]), int(xs[sel][0])))
+        if len(hits) != 1:
+            continue
+        ys, xs, ay, ax = hits[0]
+        dx = (ax - xs) if k == flip_c else (xs - ax)
+        ty, tx = y + ys - ay, x + dx
+        ok = (ty >= 0) & (ty < h) & (tx >= 0) & (tx < w)
+        cols = g[ys, xs]
+        free = g[ty[ok], tx[ok]] == bg
+        o[ty[ok][free], tx[ok][free]] = cols[ok][free]
+        done += 1
+    if not done:
+        raise ValueError("no lone anchor cell")
+    return o
+
+
 OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("snap_to_line", snap_to_line, ("g", "b", "c")),
     ("recolor_nearest", recolor_nearest, ("g", "c", ("row", "col", "orow", "ocol", "any"), "c")),
@@ -1209,6 +1810,30 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("alternate_cells", alternate_cells, ("g", "c", "c", "c")),
     ("merge_touching", merge_touching, ("g", "c", "c", "cd", "c")),
     ("wall_rays", wall_rays, ("g", "c", "b", "c")),
+    ("recolor_in_box", recolor_in_box, ("g", "c", "cd", "c", "k", "c")),
+    (
+        "pointer_ray",
+        pointer_ray,
+        ("g", "cd", ("toward", "away"), ("line", "sweep"), ("marker", "main"), "c"),
+    ),
+    (
+        "symmetrize_mark",
+        symmetrize_mark,
+        ("g", ("h", "v", "hv", "rot", "diag"), ("grid", "bbox", "fit"), "cd", "c"),
+    ),
+    ("fill_largest_rect", fill_largest_rect, ("g", "c", "c", "k")),
+    ("complete_lines", complete_lines, ("g", "cd", "k", "c")),
+    ("cell_expand", cell_expand, ("g", ("min", "max"), "c")),
+    ("cell_template_mark", cell_template_mark, ("g", "cd", "c")),
+    ("diag_bounce", diag_bounce, ("g", "cd", "c")),
+    ("cell_key_place", cell_key_place, ("g", "c", "c")),
+    ("mirror_marker", mirror_marker, ("g", "c")),
+    ("checker_interior", checker_interior, ("g", "b", "c", "c")),
+    ("border_marks", border_marks, ("g", tuple(_HV4D), "c", "c")),
+    ("mark_crossings", mark_crossings, ("g", "c", "c")),
+    ("stamp_markers", stamp_markers, ("g", "c", "c")),
+    ("role_stamp", role_stamp, ("g", "table", "c")),
+    ("anchor_copy", anchor_copy, ("g", "cd", "c")),
 ]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
 
@@ -2021,6 +2646,286 @@ def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
             yield (a, b, c, ctx.bg)
 
 
+def g_recolor_in_box(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour ``b`` (or of varying colours: -1) become one colour ``c`` in
+    every pair: the box colour is another state colour whose groups' boxes explain the
+    change."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    b, c = ch[0][0] if len(set(ch[0])) == 1 else -1, ch[1][0]
+    if b >= 0 and not any(((s == b) & (t == b)).any() for s, t in ctx.pairs):
+        return  # every b cell changes: a plain recolour, no box needed
+    for a in ctx.state_colors[:6]:
+        if a == c or a == ctx.bg or a in ch[0]:
+            continue
+        for reach in (1, 2, 3, 30):
+            if _fits(ctx, recolor_in_box, a, b, c, reach, ctx.bg):
+                yield (a, b, c, reach, ctx.bg)
+                return
+
+
+def g_pointer_ray(ctx: Ctx) -> Iterator[Args]:
+    """Background cells painted (and maybe marker cells recoloured): try the minority
+    colour or a colour found in every state as the marker, each direction, paint mode
+    and colour rule."""
+    if ctx.depth > 1 or not ctx.grows:
+        return
+    for s, _t in ctx.pairs:
+        objs = components(s, 8, 0, ctx.bg)
+        n2 = sum(1 for ys, xs in objs[:31] if np.unique(s[ys, xs]).size == 2)
+        if not 1 <= n2 <= 6 or len(objs) > 30:
+            return
+    marks = [-1] + [c for c in ctx.state_colors[:4] if all((s == c).any() for s in ctx.states)]
+    for m in marks:
+        for d in ("away", "toward"):
+            for paint in ("line", "sweep"):
+                for col in ("marker", "main"):
+                    if _fits(ctx, pointer_ray, m, d, paint, col, ctx.bg):
+                        yield (m, d, paint, col, ctx.bg)
+                        return
+
+
+def g_symmetrize_mark(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: with one new colour (or their mirror colours),
+    try each symmetry about the grid's, the box's or a fitted centre."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
+    masks = [(t != ctx.bg).astype(np.int64) for _s, t in ctx.pairs]
+    for c in [*cs, -1]:
+        for where in ("grid", "bbox", "fit"):
+            if c < 0 and where != "fit":
+                continue  # symmetrize / symmetrize_bbox do that
+            for kind in ("h", "v", "hv", "rot", "diag"):
+                # the targets' cells must be symmetric (about the grid's or the box's
+                # centre; a fitted centre needs a single object, so the box's)
+                sym = symmetrize if where == "grid" else symmetrize_bbox
+                try:
+                    if not all(np.array_equal(sym(m, kind, 0), m) for m in masks):
+                        continue
+                except ValueError:
+                    continue
+                if _fits(ctx, symmetrize_mark, kind, where, c, ctx.bg):
+                    yield (kind, where, c, ctx.bg)
+                    return
+
+
+def g_fill_largest_rect(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour become one colour, and they form one rectangle per pair."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
+        return
+    for s, t in ctx.pairs:
+        ys, xs = np.nonzero(s != t)
+        if ys.size != (ys.max() - ys.min() + 1) * (xs.max() - xs.min() + 1):
+            return
+    for mn in (1, 2):
+        if _fits(ctx, fill_largest_rect, ch[0][0], ch[1][0], mn):
+            yield (ch[0][0], ch[1][0], mn)
+            return
+
+
+def g_complete_lines(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, each in a row or column with at least two cells
+    already: one new colour or the lines' own colours."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    for s, t in ctx.pairs:
+        fg = s != ctx.bg
+        lined = (fg.sum(axis=1) >= 2)[:, None] | (fg.sum(axis=0) >= 2)[None, :]
+        if ((s != t) & ~lined).any():
+            return
+    ch = _change(ctx)
+    cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
+    for c in [*cs, -1]:
+        for reach in (1, 2, 4, 30):
+            if _fits(ctx, complete_lines, c, reach, ctx.bg):
+                yield (c, reach, ctx.bg)
+                return
+
+
+def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes: try picking the emptiest and the fullest cell."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    for sel in ("min", "max"):
+        if _fits(ctx, cell_expand, sel, ctx.bg):
+            yield (sel, ctx.bg)
+            return
+
+
+def g_cell_template_mark(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: the separator colour or one new colour."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
+    for c in [-1, *cs]:
+        if _fits(ctx, cell_template_mark, c, ctx.bg):
+            yield (c, ctx.bg)
+            return
+
+
+def g_diag_bounce(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: one new colour or the segments' own."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
+    for c in [*cs, -1]:
+        if _fits(ctx, diag_bounce, c, ctx.bg):
+            yield (c, ctx.bg)
+            return
+
+
+def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, fewer non-background cells: the key is a colour of every state."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    if any(int((t != ctx.bg).sum()) >= int((s != ctx.bg).sum()) for s, t in ctx.pairs):
+        return
+    for k in ctx.state_colors[:10]:
+        if all((s == k).any() for s in ctx.states) and _fits(ctx, cell_key_place, k, ctx.bg):
+            yield (k, ctx.bg)
+            return
+
+
+def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
+    """``fn(state, *args)`` is the target for every train pair up to one colour map
+    (the same for all pairs; the solver's colour-map finisher adds it)."""
+    cmap: dict[int, int] = {}
+    try:
+        for s, t in ctx.pairs:
+            out = fn(s, *args)
+            if out.shape != t.shape:
+                return False
+            for a, b in set(zip(out.ravel().tolist(), t.ravel().tolist(), strict=True)):
+                if cmap.setdefault(a, b) != b:
+                    return False
+    except ValueError:
+        return False
+    return True
+
+
+def g_mirror_marker(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, two-colour objects in every state: fits up to a colour map."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    if _fits_recolored(ctx, mirror_marker, ctx.bg):
+        yield (ctx.bg,)
+
+
+def _one_new_color(ctx: Ctx) -> int | None:
+    """The one colour every changed cell gets, in every pair (None if some pair does
+    not change or the changed cells get several colours)."""
+    dst: set[int] = set()
+    for s, t in ctx.pairs:
+        d = s != t
+        if not d.any():
+            return None
+        dst |= set(np.unique(t[d]).tolist())
+        if len(dst) > 1:
+            return None
+    return dst.pop() if dst else None
+
+
+def g_checker_interior(ctx: Ctx) -> Iterator[Args]:
+    """Non-background cells recoloured to one colour (or erased) in every pair."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    c = _one_new_color(ctx)
+    if c is None or any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
+        return
+    for parity in (0, 1):
+        if _fits(ctx, checker_interior, parity, c, ctx.bg):
+            yield (parity, c, ctx.bg)
+            return
+
+
+def g_border_marks(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, with one colour, all on one border line."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    ch = _change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    for side in _HV4D:
+        if _fits(ctx, border_marks, side, ch[1][0], ctx.bg):
+            yield (side, ch[1][0], ctx.bg)
+            return
+
+
+def g_mark_crossings(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; the changed cells got one colour and lie around full lines."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    c = _one_new_color(ctx)
+    if c is not None and _fits(ctx, mark_crossings, c, ctx.bg):
+        yield (c, ctx.bg)
+
+
+def g_stamp_markers(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; the marker is a colour of every state that the targets lose."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    for m in ctx.state_colors[:8]:
+        if not all((s == m).any() for s in ctx.states):
+            continue
+        if not all(((s == m) & (t != m)).any() for s, t in ctx.pairs):
+            continue
+        if _fits(ctx, stamp_markers, m, ctx.bg):
+            yield (m, ctx.bg)
+            return
+
+
+def g_role_stamp(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, each near (within 3 cells of) one object's
+    centre, with the centre's or the object's other colour: read the table off the
+    pairs, each cell taken relative to its nearest centre."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    table: dict[int, int] = {}
+    for s, t in ctx.pairs:
+        try:
+            objs = _role_objects(s, ctx.bg)
+        except ValueError:
+            return
+        cen = np.array([(cy, cx) for cy, cx, _a, _b in objs])
+        for y, x in zip(*np.nonzero(s == ctx.bg), strict=True):
+            dist = np.maximum(np.abs(cen[:, 0] - y), np.abs(cen[:, 1] - x))
+            near = int(dist.min())
+            v = int(t[y, x])
+            if near > 3 or int((dist == near).sum()) > 1:
+                if v != ctx.bg:
+                    return
+                continue
+            cy, cx, a, b = objs[int(dist.argmin())]
+            role = -1 if v == ctx.bg else 0 if v == a else 1 if v == b else -2
+            key = (int(y) - cy + 3) * 7 + (int(x) - cx + 3)
+            if role == -2 or table.setdefault(key, role) != role:
+                return
+    entries = [[k, r] for k, r in sorted(table.items()) if r >= 0]
+    if entries and _fits(ctx, role_stamp, entries, ctx.bg):
+        yield (entries, ctx.bg)
+
+
+def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: plain copies, or copies mirrored for one of the
+    state colours."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    for f in [-1, *ctx.state_colors[:6]]:
+        if _fits(ctx, anchor_copy, f, ctx.bg):
+            yield (f, ctx.bg)
+            return
+
+
 GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "snap_to_line": g_snap_to_line,
     "recolor_nearest": g_recolor_nearest,
@@ -2071,5 +2976,21 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "keep_center_line": g_keep_center_line,
     "alternate_cells": g_alternate_cells,
     "merge_touching": g_merge_touching,
+    "recolor_in_box": g_recolor_in_box,
+    "pointer_ray": g_pointer_ray,
+    "symmetrize_mark": g_symmetrize_mark,
+    "fill_largest_rect": g_fill_largest_rect,
+    "complete_lines": g_complete_lines,
+    "cell_expand": g_cell_expand,
+    "cell_template_mark": g_cell_template_mark,
+    "diag_bounce": g_diag_bounce,
+    "cell_key_place": g_cell_key_place,
+    "mirror_marker": g_mirror_marker,
+    "checker_interior": g_checker_interior,
+    "border_marks": g_border_marks,
+    "mark_crossings": g_mark_crossings,
+    "stamp_markers": g_stamp_markers,
+    "role_stamp": g_role_stamp,
+    "anchor_copy": g_anchor_copy,
 }
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""

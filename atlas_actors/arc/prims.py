@@ -585,16 +585,17 @@ def _sep_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[i
     sep = cands[0]
     rows = [y for y in range(h) if (g[y] == sep).all()]
     cols = [x for x in range(w) if (g[:, x] == sep).all()]
+    return line_segments(rows, h), line_segments(cols, w)
 
-    def segments(lines: list[int], n: int) -> list[tuple[int, int]]:
-        segs, s = [], 0
-        for line in [*lines, n]:
-            if line > s:
-                segs.append((s, line))
-            s = line + 1
-        return segs
 
-    return segments(rows, h), segments(cols, w)
+def line_segments(lines: list[int], n: int) -> list[tuple[int, int]]:
+    """The ``(start, stop)`` runs of ``range(n)`` between the separator ``lines``."""
+    segs, s = [], 0
+    for line in [*lines, n]:
+        if line > s:
+            segs.append((s, line))
+        s = line + 1
+    return segs
 
 
 def split_combine(g: Grid, mode: str, op: str, c: int, bg: int) -> Grid:

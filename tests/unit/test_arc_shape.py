@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from arc_cases import check_case
 
-from atlas_actors.arc import Program, compile_program
+from atlas_actors.arc import compile_program
 from atlas_actors.arc.infer import GENERATORS, Ctx
 from atlas_actors.arc.solver import TaskSolver
 
@@ -262,17 +263,8 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
 
 
 @pytest.mark.parametrize(("prog", "grid", "want"), CASES, ids=[str(c[0][0]) for c in CASES])
-def test_primitive_outputs(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> None:
-    assert compile_program(prog)(grid).tolist() == want
-
-
-@pytest.mark.parametrize(("prog", "grid", "want"), CASES, ids=[str(c[0][0]) for c in CASES])
-def test_standalone_python(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> None:
-    src = Program.from_json(prog).to_python()
-    assert "atlas_actors" not in src.split('"""', 2)[2]
-    ns: dict[str, Any] = {}
-    exec(src, ns)
-    assert np.asarray(ns["transform"](grid)).tolist() == want
+def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> None:
+    check_case(prog, grid, want)
 
 
 def test_failures_raise() -> None:
