@@ -575,12 +575,17 @@ def g_border(ctx: Ctx) -> Iterator[Args]:
 def g_rays(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
-    for c in ctx.state_colors[:4]:
+    colors: list[tuple[int, int]] = [(c, ctx.bg) for c in ctx.state_colors[:4]]
+    if ctx.depth >= 1 and len({int(np.bincount(s.ravel()).argmax()) for s in ctx.train}) > 1:
+        # the states' commonest colour differs between pairs (e.g. after a crop): the
+        # background and the ray colour as colour roles of each state
+        colors += [(r, 13) for r in (10, 11, 12)]
+    for c, bg in colors:
         for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
-            yield (c, d, 1, ctx.bg)
-            yield (c, d, 0, ctx.bg)
+            yield (c, d, 1, bg)
+            yield (c, d, 0, bg)
         for d in ("ul", "ur", "dl", "dr"):
-            yield (c, d, 1, ctx.bg)
+            yield (c, d, 1, bg)
 
 
 def g_connect(ctx: Ctx) -> Iterator[Args]:

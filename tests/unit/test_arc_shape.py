@@ -448,3 +448,21 @@ def test_second_attempt_prefers_a_structurally_different_program() -> None:
     assert _similar(("erase_color", first, 5, 0), first)
     # another direction for the last step: a different program
     assert not _similar(("rays", ("fill_bbox", "x", 8, 8, 0, 0), 8, "hv", 1, 0), first)
+
+
+def test_rays_take_colour_roles_when_the_states_backgrounds_differ() -> None:
+    from atlas_actors.arc.infer import g_rays
+
+    # cropped states: one has background 3 and a dot of 5, the other background 5 and
+    # a dot of 3; the targets draw a cross of the dot's colour
+    states = [G([[3, 3, 3], [3, 5, 3], [3, 3, 3]]), G([[5, 5, 5], [5, 3, 5], [5, 5, 5]])]
+    targets = [G([[3, 5, 3], [5, 5, 5], [3, 5, 3]]), G([[5, 3, 5], [3, 3, 3], [5, 3, 5]])]
+    args = list(g_rays(Ctx(states, targets, 0, 1)))
+    assert (12, "hv", 1, 13) in args
+    prog = ["rays", "x", 12, "hv", 1, 13]
+    assert all(
+        compile_program(prog)(s).tolist() == t.tolist()
+        for s, t in zip(states, targets, strict=True)
+    )
+    # on the task's own input (depth 0) the task background holds: no roles
+    assert not any(a[3] == 13 for a in g_rays(Ctx(states, targets, 0, 0)))
