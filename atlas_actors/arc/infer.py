@@ -126,6 +126,17 @@ class Ctx:
         return self.same_shape and bool(self._get("grows", f))
 
     @property
+    def bg_varies(self) -> bool:
+        """Past the input (e.g. after a crop), the states' commonest colour is not the
+        same in every pair: ops should take the background as colour role 13."""
+        return self.depth >= 1 and bool(
+            self._get(
+                "bgv",
+                lambda: len({int(np.bincount(s.ravel()).argmax()) for s in self.train}) > 1,
+            )
+        )
+
+    @property
     def state_colors(self) -> list[int]:
         return self._get("scol", lambda: _colors_besides(self.states, self.bg))  # type: ignore[no-any-return]
 
@@ -576,9 +587,7 @@ def g_rays(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
     colors: list[tuple[int, int]] = [(c, ctx.bg) for c in ctx.state_colors[:4]]
-    if ctx.depth >= 1 and len({int(np.bincount(s.ravel()).argmax()) for s in ctx.train}) > 1:
-        # the states' commonest colour differs between pairs (e.g. after a crop): the
-        # background and the ray colour as colour roles of each state
+    if ctx.bg_varies:  # the background and the ray colour as colour roles of each state
         colors += [(r, 13) for r in (10, 11, 12)]
     for c, bg in colors:
         for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
@@ -756,13 +765,18 @@ def g_stamp(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_rays_all(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.grows or ctx.depth > 1:
+    if not ctx.same_shape or ctx.depth > 1:
         return
-    for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
-        yield (d, 1, ctx.bg)
-        yield (d, 0, ctx.bg)
-    for d in ("ul", "ur", "dl", "dr"):
-        yield (d, 1, ctx.bg)
+    # the background as a colour role when it is not the same in every state
+    bgs = [ctx.bg] if ctx.grows else []
+    if ctx.bg_varies:
+        bgs.append(13)
+    for bg in bgs:
+        for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
+            yield (d, 1, bg)
+            yield (d, 0, bg)
+        for d in ("ul", "ur", "dl", "dr"):
+            yield (d, 1, bg)
 
 
 def g_attract(ctx: Ctx) -> Iterator[Args]:

@@ -466,3 +466,17 @@ def test_rays_take_colour_roles_when_the_states_backgrounds_differ() -> None:
     )
     # on the task's own input (depth 0) the task background holds: no roles
     assert not any(a[3] == 13 for a in g_rays(Ctx(states, targets, 0, 0)))
+
+
+def test_rays_all_take_the_background_as_a_role_when_it_differs() -> None:
+    from atlas_actors.arc.infer import g_rays_all
+
+    states = [G([[3, 3, 3], [3, 5, 3], [3, 3, 3]]), G([[5, 5, 5], [5, 3, 5], [5, 5, 5]])]
+    targets = [G([[3, 5, 3], [5, 5, 5], [3, 5, 3]]), G([[5, 3, 5], [3, 3, 3], [5, 3, 5]])]
+    assert ("hv", 1, 13) in list(g_rays_all(Ctx(states, targets, 0, 1)))
+    prog = ["rays_all", "x", "hv", 1, 13]
+    assert all(
+        compile_program(prog)(s).tolist() == t.tolist()
+        for s, t in zip(states, targets, strict=True)
+    )
+    assert not any(a[2] == 13 for a in g_rays_all(Ctx(states, targets, 0, 0)))
