@@ -9,6 +9,12 @@ across the nearest wall or toward marker cells, single cells gathered onto an
 anchor object, cells extended to the wall of their colour, and (shape changing) the
 colours nested concentrically and the rectangle between full lines cropped.
 
+Also: a shape stamped again and again toward its marker, panels completed by rigid
+transforms of the first or painted by their place in the panel grid, lines painted
+by their marker's index or as stripes of a header palette, multicolour runs repeated
+along their lines, and (shape changing) corner windows overlaid, panels classified
+into colour lines, and a pattern grown with a drifting period.
+
 Primitives call other primitives by bare name (imported from :mod:`prims`), so that
 ``Program.to_python`` can copy their source into a standalone script.
 """
@@ -20,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from atlas_actors.arc.prims import components, role_color
+from atlas_actors.arc.prims import (
+    _sep_segments,
+    components,
+    line_segments,
+    rigid,
+    role_color,
+)
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -471,6 +483,275 @@ def place_halves(g: Grid) -> Grid:
     raise ValueError("no halves to assemble")
 
 
+def _march(o: Grid, g: Grid, sy: Grid, sx: Grid, my: Grid, mx: Grid, c: int, b: int) -> bool:
+    """Stamp the shape (``sy``, ``sx``) in colour ``c`` over the background ``b`` of
+    ``o``, stepping toward the marker cells (``my``, ``mx``); False when no step
+    clears the shape and covers the marker."""
+    h, w = g.shape
+    dy = int(np.sign(int(my.sum()) * sy.size - int(sy.sum()) * my.size))
+    dx = int(np.sign(int(mx.sum()) * sx.size - int(sx.sum()) * mx.size))
+    if dy == 0 and dx == 0:
+        return False
+    shape = set(zip(sy.tolist(), sx.tolist(), strict=True))
+    marks = set(zip(my.tolist(), mx.tolist(), strict=True))
+    step = 0
+    for k in range(1, max(h, w)):
+        moved = {(y + k * dy, x + k * dx) for y, x in shape}
+        if not moved & shape and marks <= moved:
+            step = k
+            break
+    if not step:
+        return False
+    for j in range(1, max(h, w) + 1):
+        ty, tx = sy + j * step * dy, sx + j * step * dx
+        inb = (ty >= 0) & (ty < h) & (tx >= 0) & (tx < w)
+        if not inb.any():
+            break
+        ty, tx = ty[inb], tx[inb]
+        free = g[ty, tx] == b
+        o[ty[free], tx[free]] = c
+    return True
+
+
+def march_copies(g: Grid, col: str, bg: int) -> Grid:
+    """Objects (8-connected) of two colours: the majority colour is a shape, each
+    group (8-connected) of minority cells a marker beside it. The shape is copied in
+    the marker's colour (``col`` marker) or its own (main), again and again, from the
+    shape toward each marker (the sign of the offset of the marker's centre from the
+    shape's, per axis) until off the grid; the step is the smallest that clears the
+    shape and covers the marker cells. Copies paint only the background; ``bg`` may
+    be a role (13: each grid's commonest colour)."""
+    b = role_color(g, bg)
+    objs = components(g, 8, 0, b)
+    if len(objs) > 20:
+        raise ValueError("too many objects")
+    o = g.copy()
+    done = False
+    for ys, xs in objs:
+        vals, cnt = np.unique(g[ys, xs], return_counts=True)
+        if vals.size != 2 or cnt[0] == cnt[1]:
+            continue
+        main = int(vals[int(cnt[1] > cnt[0])])
+        mark = int(vals[int(cnt[1] < cnt[0])])
+        sm = g[ys, xs] == main
+        sy, sx = ys[sm], xs[sm]
+        marker_grid = np.zeros(g.shape, dtype=g.dtype)
+        marker_grid[ys[~sm], xs[~sm]] = 1
+        for my, mx in components(marker_grid, 8, 1, 0):
+            c = mark if col == "marker" else main
+            done |= _march(o, g, sy, sx, my, mx, c, b)
+    if not done:
+        raise ValueError("no shape with a marker")
+    return o
+
+
+def overlay_corners(g: Grid, h: int, w: int, bg: int) -> Grid:
+    """Overlay the four ``h`` x ``w`` corner windows of the grid (top-left, top-right,
+    bottom-left, bottom-right, later ones painting their non-background cells over
+    earlier ones): a grid folded onto itself. The windows must cover the grid."""
+    gh, gw = g.shape
+    if not (h <= gh <= 2 * h and w <= gw <= 2 * w) or (h, w) == (gh, gw):
+        raise ValueError("windows do not fit or cover the grid")
+    o = np.full((h, w), bg, dtype=g.dtype)
+    for y in (0, gh - h):
+        for x in (0, gw - w):
+            win = g[y : y + h, x : x + w]
+            o[win != bg] = win[win != bg]
+    return o
+
+
+def _panels(g: Grid, bg: int) -> list[tuple[int, int, int, int]]:
+    """Panel boxes ``(y0, y1, x0, x1)`` in reading order: cut by full separator lines
+    of one colour, or else (when that colour also shows inside the panels) by full
+    lines of one colour that cut one axis into at least two equal parts."""
+    try:
+        rsegs, csegs = _sep_segments(g, bg)
+        return [(y0, y1, x0, x1) for y0, y1 in rsegs for x0, x1 in csegs]
+    except ValueError:
+        pass
+    h, w = g.shape
+    for a in (g.T, g):  # columns first, then rows
+        n = a.shape[0]
+        full = [i for i in range(n) if (a[i] == a[i, 0]).all()]
+        for c in sorted({int(a[i, 0]) for i in full}):
+            segs = line_segments([i for i in full if a[i, 0] == c], n)
+            if len(segs) >= 2 and len({e - b for b, e in segs}) == 1:
+                if a is g:
+                    return [(b, e, 0, w) for b, e in segs]
+                return [(0, h, b, e) for b, e in segs]
+    raise ValueError("no panels")
+
+
+def panel_transforms(g: Grid, ts: list[int], bg: int) -> Grid:
+    """The grid is cut into panels by full separator lines of one colour; panel ``i``
+    (reading order) is replaced by the first panel transformed by ``rigid(ts[i])``
+    (a panel strip completed with rotations or reflections of its first panel)."""
+    boxes = _panels(g, bg)
+    if len(boxes) < 2 or len(boxes) != len(ts):
+        raise ValueError("panels and transforms do not match")
+    y0, y1, x0, x1 = boxes[0]
+    src = g[y0:y1, x0:x1]
+    o = g.copy()
+    for (a, b, c, d), t in zip(boxes[1:], ts[1:], strict=True):
+        part = rigid(src, int(t))
+        if part.shape != (b - a, d - c):
+            raise ValueError("panel shapes differ")
+        o[a:b, c:d] = part
+    return o
+
+
+def panel_key(p: Grid) -> int:
+    """A number naming a panel's exact content (shape and colours), below 10**12."""
+    k = int(p.shape[0]) * 31 + int(p.shape[1])
+    for v in p.ravel().tolist():
+        k = (k * 11 + int(v) + 1) % 999999999989
+    return k
+
+
+def panel_colors(g: Grid, table: list[list[int]], layout: str, n: int, bg: int) -> Grid:
+    """The grid is cut into panels by full separator lines of one colour; each panel's
+    content is looked up in ``table`` (``[panel_key, colour]`` rows) and becomes a line
+    of that colour, ``n`` cells long: one row per panel (``layout`` rows) or one
+    column per panel (cols), in reading order. Raises on an unknown panel."""
+    parts = [g[y0:y1, x0:x1] for y0, y1, x0, x1 in _panels(g, bg)]
+    if len(parts) < 2:
+        raise ValueError("no panels")
+    look = {int(k): int(v) for k, v in table}
+    cols = []
+    for p in parts:
+        k = panel_key(p)
+        if k not in look:
+            raise ValueError("panel not in table")
+        cols.append(look[k])
+    o = np.array([[c] * n for c in cols], dtype=g.dtype)
+    return o if layout == "rows" else o.T
+
+
+def _shift_row(r: Grid, dx: int, bg: int) -> Grid:
+    """A row shifted ``dx`` cells right (left if negative); cells shifted in are
+    background, cells shifted out are lost."""
+    o = np.full_like(r, bg)
+    w = r.shape[0]
+    if dx >= 0:
+        o[dx:] = r[: w - dx]
+    else:
+        o[: w + dx] = r[-dx:]
+    return o
+
+
+def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
+    """Grow the grid to ``n`` lines toward side ``d`` (down, up, right, left),
+    continuing its pattern: the smallest period ``p`` of lines such that each line is
+    the line ``p`` before it shifted sideways by one fixed drift (a staircase, a
+    zigzag, or a plain repetition with drift 0)."""
+    fwd, back = {"down": (0, 0), "up": (5, 5), "right": (6, 6), "left": (7, 7)}[d]
+    a = rigid(g, fwd)
+    h, w = a.shape
+    if n <= h or not (a != bg).any():
+        raise ValueError("nothing to grow")
+    rows = [a[i] for i in range(h)]
+    for p in range(1, h):
+        for dx in sorted(range(-w + 1, w), key=abs):
+            if all(np.array_equal(rows[i + p], _shift_row(rows[i], dx, bg)) for i in range(h - p)):
+                while len(rows) < n:
+                    rows.append(_shift_row(rows[-p], dx, bg))
+                return rigid(np.array(rows, dtype=g.dtype), back)
+    raise ValueError("no drifting period")
+
+
+def extend_runs(g: Grid, axis: str, bg: int) -> Grid:
+    """Every row (``axis`` h), column (v) or both (hv) whose non-background cells form
+    one run of at least two cells and two colours has that run repeated periodically
+    (period: the run's length) along the whole line, over the background."""
+    o = g.copy()
+    done = False
+    for ax in axis:
+        a, out = (g, o) if ax == "h" else (g.T, o.T)
+        for i in range(a.shape[0]):
+            xs = np.nonzero(a[i] != bg)[0]
+            if xs.size < 2 or int(xs[-1] - xs[0]) + 1 != xs.size:
+                continue
+            run = a[i, xs[0] : xs[-1] + 1]
+            if np.unique(run).size < 2:
+                continue
+            idx = (np.arange(a.shape[1]) - int(xs[0])) % run.size
+            free = out[i] == bg
+            out[i, free] = run[idx][free]
+            done = True
+    if not done:
+        raise ValueError("no run to extend")
+    return o
+
+
+def lines_by_position(g: Grid, table: list[list[int]], axis: str, bg: int) -> Grid:
+    """Every row (``axis`` h) or column (v) holding exactly one non-background cell is
+    painted whole with the colour that ``table`` (``[index, colour]`` rows) gives the
+    cell's index along the line: a marker's place picks its line's colour. Raises on
+    an index missing from the table."""
+    look = {int(k): int(v) for k, v in table}
+    a = g if axis == "h" else g.T
+    o = a.copy()
+    done = False
+    for i in range(a.shape[0]):
+        xs = np.nonzero(a[i] != bg)[0]
+        if xs.size != 1:
+            continue
+        k = int(xs[0])
+        if k not in look:
+            raise ValueError("index not in table")
+        o[i, :] = look[k]
+        done = True
+    if not done:
+        raise ValueError("no line with one marker")
+    return o if axis == "h" else o.T
+
+
+def palette_stripes(g: Grid, axis: str, bg: int) -> Grid:
+    """The first row (``axis`` h; the first column for v) is a palette: the empty
+    lines after the last non-empty one are painted whole, one palette colour each, in
+    the palette's order, cycling (stripes below a header)."""
+    a = g if axis == "h" else g.T
+    pal = [int(v) for v in a[0].tolist() if v != bg]
+    full = np.nonzero((a != bg).any(axis=1))[0]
+    start = int(full[-1]) + 1 if full.size else 0
+    if len(pal) < 2 or start >= a.shape[0]:
+        raise ValueError("no palette or no room")
+    o = a.copy()
+    for i in range(start, a.shape[0]):
+        o[i, :] = pal[(i - start) % len(pal)]
+    return o if axis == "h" else o.T
+
+
+def _place_class(i: int, n: int) -> int:
+    """Where index ``i`` of ``n`` sits: 0 first, 1 the exact middle, 2 last, 3 other."""
+    if i == 0:
+        return 0
+    if i == n - 1:
+        return 2
+    return 1 if 2 * i == n - 1 else 3
+
+
+def fill_panels_by_place(g: Grid, table: list[list[int]], bg: int) -> Grid:
+    """Panels cut by full separator lines: each panel's background is painted with the
+    colour ``table`` (``[key, colour]`` rows, colour -1: left alone) gives its place in
+    the panel grid, key ``4 * row class + column class`` (classes: 0 first, 1 the exact
+    middle, 2 last, 3 other)."""
+    rsegs, csegs = _sep_segments(g, bg)
+    look = {int(k): int(v) for k, v in table}
+    o = g.copy()
+    done = False
+    for i, (y0, y1) in enumerate(rsegs):
+        for j, (x0, x1) in enumerate(csegs):
+            c = look.get(4 * _place_class(i, len(rsegs)) + _place_class(j, len(csegs)), -1)
+            if c >= 0:
+                box = o[y0:y1, x0:x1]
+                box[box == bg] = c
+                done = True
+    if not done:
+        raise ValueError("no panel to fill")
+    return o
+
+
 # ---------------------------------------------------------------- generators
 
 
@@ -681,6 +962,230 @@ def g_place_halves(ctx: Ctx) -> Iterator[Args]:
     yield ()
 
 
+def g_march_copies(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, nothing lost and something painted, and every train state has an
+    object (8-connected) of two colours."""
+    if ctx.depth > 0 or not ctx.grows:
+        return
+    bgs = {int(np.bincount(s.ravel(), minlength=10).argmax()) for s in ctx.train}
+    bg = 13 if len(bgs) > 1 else ctx.bg
+    for s in ctx.train:
+        b = role_color(s, bg)
+        objs = components(s, 8, 0, b)
+        if len(objs) > 20 or not any(np.unique(s[ys, xs]).size == 2 for ys, xs in objs):
+            return
+    yield ("marker", bg)
+    yield ("main", bg)
+
+
+def g_overlay_corners(ctx: Ctx) -> Iterator[Args]:
+    """Targets of one shape, smaller than every state and at least half its size along
+    each axis (so that the four corner windows cover the state)."""
+    shapes = {t.shape for t in ctx.targets}
+    if len(shapes) != 1 or not ctx.smaller or ctx.depth > 1:
+        return
+    h, w = shapes.pop()
+    for s in ctx.states:
+        gh, gw = s.shape
+        if not (h <= gh <= 2 * h and w <= gw <= 2 * w) or (h, w) == (gh, gw):
+            return
+    yield (h, w, ctx.bg)
+
+
+def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, every state cut into the same number of equal panels, the first
+    one kept, and each other target panel one rigid transform of the first (the same
+    transform per panel index in every pair)."""
+    if ctx.depth > 0 or not ctx.same_shape:
+        return
+    allowed: list[set[int]] | None = None
+    for s, t in ctx.pairs:
+        try:
+            boxes = _panels(s, ctx.bg)
+        except ValueError:
+            return
+        if not 2 <= len(boxes) <= 9 or (allowed is not None and len(boxes) != len(allowed)):
+            return
+        y0, y1, x0, x1 = boxes[0]
+        src = s[y0:y1, x0:x1]
+        if not (src == t[y0:y1, x0:x1]).all() or (s == t).all():
+            return
+        ok = [
+            {k for k in range(8) if np.array_equal(rigid(src, k), t[a:b, c:d])}
+            for a, b, c, d in boxes
+        ]
+        allowed = ok if allowed is None else [x & y for x, y in zip(allowed, ok, strict=True)]
+        if not all(allowed):
+            return
+    if allowed:
+        yield ([min(a) for a in allowed], ctx.bg)
+
+
+def g_panel_colors(ctx: Ctx) -> Iterator[Args]:
+    """Every state cut into panels, every target one line of one colour per panel
+    (rows or columns, one length), the colour a function of the panel's content that
+    covers the test panels."""
+    if ctx.depth > 0 or not ctx.smaller:
+        return
+    for layout in ("rows", "cols"):
+        table: dict[int, int] = {}
+        lens: set[int] = set()
+        ok = True
+        for s, t in ctx.pairs:
+            tt = t if layout == "rows" else t.T
+            try:
+                parts = [s[a:b, c:d] for a, b, c, d in _panels(s, ctx.bg)]
+            except ValueError:
+                return
+            if len(parts) != tt.shape[0] or not (tt == tt[:, :1]).all():
+                ok = False
+                break
+            lens.add(tt.shape[1])
+            for p, c in zip(parts, tt[:, 0].tolist(), strict=True):
+                if table.setdefault(panel_key(p), int(c)) != int(c):
+                    ok = False
+            if not ok:
+                break
+        if not ok or len(lens) != 1 or len(set(table.values())) < 2:
+            continue
+        for s in ctx.states[ctx.n :]:
+            try:
+                boxes = _panels(s, ctx.bg)
+                if any(panel_key(s[a:b, c:d]) not in table for a, b, c, d in boxes):
+                    return
+            except ValueError:
+                return
+        yield (sorted([k, v] for k, v in table.items()), layout, lens.pop(), ctx.bg)
+        return
+
+
+def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
+    """Every target is its state grown along one axis to one common length, the state
+    kept at the side the growth starts from."""
+    if ctx.depth > 0 or not ctx.larger:
+        return
+    for d, ax in (("down", 0), ("up", 0), ("right", 1), ("left", 1)):
+        lens = set()
+        for s, t in ctx.pairs:
+            if t.shape[1 - ax] != s.shape[1 - ax] or t.shape[ax] <= s.shape[ax]:
+                break
+            m = s.shape[ax]
+            part = {"down": t[:m], "up": t[-m:], "right": t[:, :m], "left": t[:, -m:]}[d]
+            if not np.array_equal(part, s):
+                break
+            lens.add(t.shape[ax])
+        else:
+            if len(lens) == 1:
+                yield (d, lens.pop(), ctx.bg)
+
+
+def g_extend_runs(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, nothing lost and something painted, and some train state has a
+    line whose non-background cells are one run of two colours."""
+    if ctx.depth > 0 or not ctx.grows:
+        return
+    for s in ctx.train:
+        for a in (s, s.T):
+            for r in a:
+                xs = np.nonzero(r != ctx.bg)[0]
+                if (
+                    xs.size >= 2
+                    and int(xs[-1] - xs[0]) + 1 == xs.size
+                    and np.unique(r[xs]).size >= 2
+                ):
+                    yield ("hv", ctx.bg)
+                    yield ("h", ctx.bg)
+                    yield ("v", ctx.bg)
+                    return
+
+
+def g_lines_by_position(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; in every pair each line with one non-background cell becomes one
+    colour (the others stay), a function of the cell's index that covers the test
+    lines."""
+    if ctx.depth > 0 or not ctx.same_shape:
+        return
+    for axis in ("h", "v"):
+        table: dict[int, int] = {}
+        ok = True
+        for s, t in ctx.pairs:
+            a, b = (s, t) if axis == "h" else (s.T, t.T)
+            for r, q in zip(a, b, strict=True):
+                xs = np.nonzero(r != ctx.bg)[0]
+                if xs.size != 1:
+                    ok = ok and bool((r == q).all())
+                elif (q != q[0]).any() or table.setdefault(int(xs[0]), int(q[0])) != int(q[0]):
+                    ok = False
+            if not ok:
+                break
+        if not ok or len(set(table.values())) < 2:
+            continue
+        for s in ctx.states[ctx.n :]:
+            a = s if axis == "h" else s.T
+            for r in a:
+                xs = np.nonzero(r != ctx.bg)[0]
+                if xs.size == 1 and int(xs[0]) not in table:
+                    ok = False
+        if ok:
+            yield (sorted([k, v] for k, v in table.items()), axis, ctx.bg)
+
+
+def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, nothing lost and something painted, and each target's last line
+    along the stripes' axis is of one non-background colour."""
+    if ctx.depth > 0 or not ctx.grows:
+        return
+    for axis in ("h", "v"):
+        lasts = [(t if axis == "h" else t.T)[-1] for _s, t in ctx.pairs]
+        if all(r[0] != ctx.bg and (r == r[0]).all() for r in lasts):
+            yield (axis, ctx.bg)
+
+
+def g_fill_panels_by_place(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, every state cut into at least 2 x 2 panels, and every target panel
+    either unchanged or with its background painted one colour, the same colour for
+    panels of the same place class in every pair; the test panels' classes seen (or
+    "other" places, when no such place was painted)."""
+    if ctx.depth > 0 or not ctx.same_shape:
+        return
+    table: dict[int, int] = {}
+    for s, t in ctx.pairs:
+        try:
+            rsegs, csegs = _sep_segments(s, ctx.bg)
+        except ValueError:
+            return
+        if len(rsegs) < 2 or len(csegs) < 2:
+            return
+        for i, (y0, y1) in enumerate(rsegs):
+            for j, (x0, x1) in enumerate(csegs):
+                a, b = s[y0:y1, x0:x1], t[y0:y1, x0:x1]
+                free = a == ctx.bg
+                if not (a[~free] == b[~free]).all():
+                    return
+                cs = np.unique(b[free])
+                if cs.size > 1:
+                    return
+                c = -1 if cs.size == 0 or cs[0] == ctx.bg else int(cs[0])
+                k = 4 * _place_class(i, len(rsegs)) + _place_class(j, len(csegs))
+                if table.setdefault(k, c) != c:
+                    return
+    # an unseen place class of the test is left alone only if it is an "other" place
+    # (not first, middle or last) and no "other" place was ever painted
+    painted_other = any(v >= 0 and (k // 4 == 3 or k % 4 == 3) for k, v in table.items())
+    for s in ctx.states[ctx.n :]:
+        try:
+            rsegs, csegs = _sep_segments(s, ctx.bg)
+        except ValueError:
+            return
+        for i in range(len(rsegs)):
+            for j in range(len(csegs)):
+                ri, cj = _place_class(i, len(rsegs)), _place_class(j, len(csegs))
+                if 4 * ri + cj not in table and (3 not in (ri, cj) or painted_other):
+                    return
+    if any(v >= 0 for v in table.values()):
+        yield (sorted([k, v] for k, v in table.items() if v >= 0), ctx.bg)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("center_in", center_in, ("g", "c", "c")),
     ("copy_to_match", copy_to_match, ("g", "c")),
@@ -694,6 +1199,15 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("crop_solid_rect", crop_solid_rect, ("g",)),
     ("place_halves", place_halves, ("g",)),
     ("sort_stack", sort_stack, ("g", ("down", "up", "left", "right"), ("start", "end"), "c")),
+    ("march_copies", march_copies, ("g", ("marker", "main"), "c")),
+    ("overlay_corners", overlay_corners, ("g", "k", "k", "c")),
+    ("panel_transforms", panel_transforms, ("g", "ts", "c")),
+    ("panel_colors", panel_colors, ("g", "table", ("rows", "cols"), "k", "c")),
+    ("extend_drift", extend_drift, ("g", ("down", "up", "right", "left"), "k", "c")),
+    ("extend_runs", extend_runs, ("g", ("h", "v", "hv"), "c")),
+    ("lines_by_position", lines_by_position, ("g", "table", ("h", "v"), "c")),
+    ("palette_stripes", palette_stripes, ("g", ("h", "v"), "c")),
+    ("fill_panels_by_place", fill_panels_by_place, ("g", "table", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -710,5 +1224,14 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "nest_colors": g_nest_colors,
     "gather_dots": g_gather_dots,
     "mirror_across": g_mirror_across,
+    "march_copies": g_march_copies,
+    "overlay_corners": g_overlay_corners,
+    "panel_transforms": g_panel_transforms,
+    "panel_colors": g_panel_colors,
+    "extend_drift": g_extend_drift,
+    "extend_runs": g_extend_runs,
+    "lines_by_position": g_lines_by_position,
+    "palette_stripes": g_palette_stripes,
+    "fill_panels_by_place": g_fill_panels_by_place,
 }
 """Parameter generators, by op name."""
