@@ -1761,6 +1761,401 @@ def anchor_copy(g: Grid, flip_c: int, bg: int) -> Grid:
     return o
 
 
+def _d4_cells(cells: list[tuple[int, int, int]], k: int) -> list[tuple[int, int, int]]:
+    """The cells (row, column, colour) turned by the ``k``-th of the 8 symmetries of the
+    square (0 = unchanged, 1-3 = quarter turns, 4-7 = the same after a left-right
+    mirror), shifted back to start at row and column 0."""
+    out = []
+    for y, x, c in cells:
+        if k >= 4:
+            x = -x
+        for _ in range(k % 4):
+            y, x = x, -y
+        out.append((y, x, c))
+    y0 = min(y for y, _, _ in out)
+    x0 = min(x for _, x, _ in out)
+    return [(y - y0, x - x0, c) for y, x, c in out]
+
+
+_Fit = tuple[int, int, int, int, int, int, list[int], list[tuple[int, int, int]], int]
+"""A fitting placement: sort key (5 ints), its index, the objects it covers, the cells
+it paints, the template's index."""
+
+
+def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
+    """Complete templates at their marker pieces. A template is an object (8-connected,
+    any colours) of two or more colours, or such an object cut to the bounding box of
+    its commonest colour; a placement of it, scaled by 1-4 and turned
+    or mirrored (``turns`` "d4"; "id": neither), fits when its (scaled) cells land on
+    whole blocks of other objects' cells, every cell of those objects is covered, the
+    covered colours follow a one-to-one colour map that keeps at least one colour,
+    and every template cell of a kept colour is covered. Objects covered by a fitting
+    placement are markers, not templates (unless they cover that template in turn, at
+    the same or a larger scale). Placements covering the most cells go first (fewer
+    recoloured colours, bigger templates, fewer turns, smaller scales break ties);
+    each object is used once; the template is painted, in the mapped colours, over
+    the background (with ``mode`` "move" the placed templates are erased first)."""
+    key = (g.shape, g.tobytes(), turns, mode, bg)
+    if key not in _CACHE_FIT:
+        if len(_CACHE_FIT) > 500:
+            _CACHE_FIT.clear()
+        try:
+            _CACHE_FIT[key] = _fit_templates(g, turns, mode, bg)
+        except ValueError:
+            _CACHE_FIT[key] = None
+    hit = _CACHE_FIT[key]
+    if hit is None:
+        raise ValueError("no template fits")
+    return hit.copy()  # type: ignore[no-any-return]
+
+
+_CACHE_FIT: dict[Any, Any] = {}
+
+
+def _fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
+    """:func:`fit_templates` without its cache."""
+    h, w = g.shape
+    objs = components(g, 8, 0, bg)
+    if len(objs) > 60 or len(objs) < 2:
+        raise ValueError("too few or too many objects")
+    lab: Grid = np.full(g.shape, -1, dtype=np.int64)
+    for i, (ys, xs) in enumerate(objs):
+        lab[ys, xs] = i
+    sizes = [int(ys.size) for ys, _ in objs]
+    gl: list[list[int]] = g.tolist()
+    labl: list[list[int]] = lab.tolist()
+    nk = 8 if turns == "d4" else 1
+    tries = 0
+    cands: list[_Fit] = []
+    # each object, and (when it sticks out) the object cut to the box of its
+    # commonest colour: stray cells touching a template are not part of it
+    variants = []
+    for ti, (tys, txs) in enumerate(objs):
+        variants.append((ti, tys, txs))
+        vals = g[tys, txs]
+        main = vals == int(np.bincount(vals).argmax())
+        my, mx = tys[main], txs[main]
+        cut = (tys >= my.min()) & (tys <= my.max()) & (txs >= mx.min()) & (txs <= mx.max())
+        if not cut.all():
+            variants.append((ti, tys[cut], txs[cut]))
+    for ti, tys, txs in variants:
+        tcols = set(g[tys, txs].tolist())
+        if len(tcols) < 2 or tys.size > 40:
+            continue
+        base = list(
+            zip(
+                (tys - tys.min()).tolist(),
+                (txs - txs.min()).tolist(),
+                g[tys, txs].tolist(),
+                strict=True,
+            )
+        )
+        shapes = [_d4_cells(base, k) for k in range(nk)]
+        seen: set[tuple[int, int, int, int]] = set()
+        for oi, (oys, oxs) in enumerate(objs):
+            if oi == ti:
+                continue
+            ovals = g[oys, oxs].tolist()
+            first = [j for j, v in enumerate(ovals) if v in tcols]
+            if not first:
+                continue
+            ay, ax, ac = int(oys[first[0]]), int(oxs[first[0]]), ovals[first[0]]
+            # scales whose anchor block (from the anchor cell down-right) is whole
+            scales = [s for s in range(1, 5) if (g[ay : ay + s, ax : ax + s] == ac).sum() == s * s]
+            for k, cells in enumerate(shapes):
+                for s in scales:
+                    for cy, cx, cc in cells:
+                        if cc != ac:
+                            continue
+                        oy, ox = ay - cy * s, ax - cx * s
+                        if (k, s, oy, ox) in seen:
+                            continue
+                        seen.add((k, s, oy, ox))
+                        tries += 1
+                        if tries > 4000:
+                            raise ValueError("too many placements to try")
+                        fit = _fit_at(gl, labl, cells, s, oy, ox, ti, bg)
+                        if fit is None:
+                            continue
+                        cmap, used, nblk = fit
+                        if any(sz != sizes[i] for i, sz in used.items()):
+                            continue
+                        placed = []
+                        for y, x, c in cells:
+                            for dy in range(s):
+                                for dx in range(s):
+                                    placed.append(
+                                        (oy + y * s + dy, ox + x * s + dx, cmap.get(c, c))
+                                    )
+                        moved = sum(a != b for a, b in cmap.items())
+                        cands.append(
+                            (-nblk, moved, -len(base), k, s, len(cands), sorted(used), placed, ti)
+                        )
+    # an object covered by a template's placement is a marker, unless it covers that
+    # template in turn at the same or a larger scale
+    cover: dict[tuple[int, int], int] = {}
+    for cand in cands:
+        for i in cand[6]:
+            cover[cand[8], i] = max(cover.get((cand[8], i), 0), cand[4])
+    markers = {i for (t, i), sc in cover.items() if cover.get((i, t), 0) < sc}
+    cands = [cand for cand in cands if cand[8] not in markers]
+    cands.sort(key=lambda t: t[:6])
+    o = g.copy()
+    done: set[int] = set()
+    keep = []
+    for cand in cands:
+        if done.intersection(cand[6]):
+            continue
+        done.update(cand[6])
+        keep.append(cand)
+        if mode == "move":
+            ys, xs = objs[cand[8]]
+            o[ys, xs] = bg
+    for cand in keep:
+        for y, x, c in cand[7]:
+            if 0 <= y < h and 0 <= x < w and o[y, x] == bg:
+                o[y, x] = c
+    return o
+
+
+def _fit_at(
+    gl: list[list[int]],
+    labl: list[list[int]],
+    cells: list[tuple[int, int, int]],
+    s: int,
+    oy: int,
+    ox: int,
+    ti: int,
+    bg: int,
+) -> tuple[dict[int, int], dict[int, int], int] | None:
+    """Check one placement for :func:`fit_templates` (grid and object labels as
+    nested lists): (colour map, covered cell count per object, covered template
+    cells), or None when it does not fit."""
+    h, w = len(gl), len(gl[0])
+    cmap: dict[int, int] = {}
+    used: dict[int, int] = {}
+    hit: dict[int, int] = {}
+    nblk = 0
+    for y, x, c in cells:
+        y0, x0 = oy + y * s, ox + x * s
+        y1, x1 = max(y0, 0), max(x0, 0)
+        y2, x2 = min(y0 + s, h), min(x0 + s, w)
+        if y1 >= y2 or x1 >= x2:
+            continue
+        v = gl[y1][x1]
+        li = labl[y1][x1]
+        for yy in range(y1, y2):
+            for xx in range(x1, x2):
+                if gl[yy][xx] != v or labl[yy][xx] != li:
+                    return None
+        if v == bg:
+            continue
+        if li == ti or cmap.setdefault(c, v) != v:
+            return None
+        used[li] = used.get(li, 0) + (y2 - y1) * (x2 - x1)
+        hit[c] = hit.get(c, 0) + 1
+        nblk += 1
+    if len(set(cmap.values())) < len(cmap) or not any(a == b for a, b in cmap.items()):
+        return None
+    tcols = [c for _, _, c in cells]
+    if any(a == b and hit[a] != tcols.count(a) for a, b in cmap.items()):
+        return None
+    return cmap, used, nblk
+
+
+def cell_fit_templates(g: Grid, turns: str, bg: int) -> Grid:
+    """:func:`fit_templates` (copies) on a grid cut by separator lines into cells,
+    each cell read as one pixel (its commonest non-background colour); the cells that
+    the templates paint are filled whole."""
+    rsegs, csegs = _sep_segments(g, bg)
+    small = cells_to_pixels(g, bg)
+    new = fit_templates(small, turns, "copy", bg)
+    o = g.copy()
+    for i, (y0, y1) in enumerate(rsegs):
+        for j, (x0, x1) in enumerate(csegs):
+            if new[i, j] != small[i, j]:
+                part = o[y0:y1, x0:x1]
+                part[part == bg] = new[i, j]
+    return o
+
+
+def repeat_toward(g: Grid, bg: int) -> Grid:
+    """Repeat the largest object (one colour, 8-connected) toward each other object:
+    the nearest shift of it along one of the 8 directions (straight or diagonal) that
+    covers the other object, keeps its bounding box a
+    cell or more clear of the original's, and meets nothing but background and the other object's
+    colour, gives the step (objects with two nearest shifts are skipped); copies in
+    the other object's colour follow at every step to the grid's edge, painted over
+    the background."""
+    h, w = g.shape
+    objs = components(g, 8, 1, bg)
+    if len(objs) < 2 or len(objs) > 12:
+        raise ValueError("too few or too many objects")
+    sizes = sorted((int(ys.size) for ys, _ in objs), reverse=True)
+    if sizes[0] == sizes[1] or sizes[0] > 60:
+        raise ValueError("no single largest object")
+    tys, txs = next((ys, xs) for ys, xs in objs if ys.size == sizes[0])
+    tcells = list(zip(tys.tolist(), txs.tolist(), strict=True))
+    th, tw = int(tys.max() - tys.min()) + 1, int(txs.max() - txs.min()) + 1
+    o = g.copy()
+    done = 0
+    for ys, xs in objs:
+        if ys.size == sizes[0]:
+            continue
+        c = int(g[ys[0], xs[0]])
+        ocells = list(zip(ys.tolist(), xs.tolist(), strict=True))
+        best: set[tuple[int, int, int]] = set()
+        for oy, ox in ocells:
+            for ty, tx in tcells:
+                sy, sx = oy - ty, ox - tx
+                if sy and sx and abs(sy) != abs(sx):
+                    continue
+                cover = {(y + sy, x + sx) for y, x in tcells}
+                if (abs(sy) <= th and abs(sx) <= tw) or not cover.issuperset(ocells):
+                    continue
+                if any(
+                    0 <= y < h and 0 <= x < w and g[y, x] != bg and g[y, x] != c for y, x in cover
+                ):
+                    continue
+                best.add((abs(sy) + abs(sx), sy, sx))
+        ranked = sorted(best)
+        if not ranked or (len(ranked) > 1 and ranked[1][0] == ranked[0][0]):
+            continue
+        _, sy, sx = ranked[0]
+        for k in range(1, 31):
+            py, px = tys + k * sy, txs + k * sx
+            ok = (py >= 0) & (py < h) & (px >= 0) & (px < w)
+            if not ok.any():
+                break
+            free = o[py[ok], px[ok]] == bg
+            o[py[ok][free], px[ok][free]] = c
+        done += 1
+    if not done:
+        raise ValueError("no object to repeat toward")
+    return o
+
+
+def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
+    """The cells of a shape shifted to start at row and column 0, sorted."""
+    return tuple(sorted(zip((ys - ys.min()).tolist(), (xs - xs.min()).tolist(), strict=True)))
+
+
+def pieces_into_holes(g: Grid, turns: str, bg: int) -> Grid:
+    """Move pieces into the holes they fit: a hole is a region of background
+    (4-connected) that does not touch the grid's edge; a piece is an object (one
+    colour, 4-connected) of exactly the hole's shape (shifted; with ``turns`` "d4"
+    also turned or mirrored). A hole with exactly one such piece (or, among several,
+    exactly one whose colour forms no other object) gets it, each piece once, and
+    the piece's old cells become background."""
+    h, w = g.shape
+    free = (g == bg).astype(np.int64)
+    holes = []
+    for ys, xs in components(free, 4, 1, 0):
+        if ys.min() > 0 and xs.min() > 0 and ys.max() < h - 1 and xs.max() < w - 1:
+            holes.append((ys, xs))
+    if not holes or len(holes) > 20:
+        raise ValueError("no holes or too many")
+    pieces: dict[tuple[tuple[int, int], ...], list[int]] = {}
+    objs = components(g, 4, 1, bg)
+    nobj = np.bincount([int(g[ys[0], xs[0]]) for ys, xs in objs], minlength=10)
+    for i, (ys, xs) in enumerate(objs):
+        if ys.size > 40:
+            continue
+        cells = [(y, x, 0) for y, x in _shape_key(ys, xs)]
+        keys = {tuple(sorted((y, x) for y, x, _ in _d4_cells(cells, k))) for k in range(8)}
+        for key in keys if turns == "d4" else [_shape_key(ys, xs)]:
+            pieces.setdefault(key, []).append(i)
+    o = g.copy()
+    moved: list[tuple[int, Grid, Grid]] = []
+    used: set[int] = set()
+    for hy, hx in holes:
+        cands = [i for i in pieces.get(_shape_key(hy, hx), []) if i not in used]
+        if len(cands) > 1:
+            cands = [i for i in cands if nobj[g[objs[i][0][0], objs[i][1][0]]] == 1]
+        if len(cands) != 1:
+            continue
+        used.add(cands[0])
+        moved.append((cands[0], hy, hx))
+    if not moved:
+        raise ValueError("no piece fits a hole")
+    for i, _, _ in moved:
+        o[objs[i]] = bg
+    for i, hy, hx in moved:
+        o[hy, hx] = g[objs[i][0][0], objs[i][1][0]]
+    return o
+
+
+def spill_cups(g: Grid, bg: int) -> Grid:
+    """Fill open containers with their contents' colour, spilling out of the opening:
+    a container is an object (one colour, 8-connected) whose bounding box holds cells
+    of exactly one other colour and whose box edge has gaps on exactly one side. The
+    background in its box takes the other colour, and so does the line just outside
+    that side, as long as the box."""
+    h, w = g.shape
+    o = g.copy()
+    done = 0
+    for ys, xs in components(g, 8, 1, bg):
+        a = int(g[ys[0], xs[0]])
+        y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        box = g[y0 : y1 + 1, x0 : x1 + 1]
+        cols = np.unique(box[(box != bg) & (box != a)]).tolist()
+        if len(cols) != 1 or ys.size < 5:
+            continue
+        c = int(cols[0])
+        sides = {"up": box[0], "down": box[-1], "left": box[:, 0], "right": box[:, -1]}
+        open_ = [k for k, v in sides.items() if (v == bg).any()]
+        if len(open_) != 1 or y1 - y0 < 2 or x1 - x0 < 2:
+            continue
+        sub = o[y0 : y1 + 1, x0 : x1 + 1]
+        sub[box == bg] = c
+        side = open_[0]
+        if side in ("up", "down"):
+            y = y0 - 1 if side == "up" else y1 + 1
+            if 0 <= y < h:
+                row = o[y, x0 : x1 + 1]
+                row[row == bg] = c
+        else:
+            x = x0 - 1 if side == "left" else x1 + 1
+            if 0 <= x < w:
+                col = o[y0 : y1 + 1, x]
+                col[col == bg] = c
+        done += 1
+    if not done:
+        raise ValueError("no open container")
+    return o
+
+
+def extend_rings(g: Grid, bg: int) -> Grid:
+    """Three cells of one colour on a diagonal, evenly spaced: square ring outlines
+    centred on the middle one, every spacing apart (the outer two cells are corners
+    of the first ring), drawn out to the grid's edge."""
+    ys, xs = np.nonzero(g != bg)
+    if ys.size != 3 or np.unique(g[ys, xs]).size != 1:
+        raise ValueError("not three cells of one colour")
+    order = np.argsort(ys, kind="stable")
+    ys, xs = ys[order], xs[order]
+    d = int(ys[1] - ys[0])
+    if d < 1 or int(ys[2] - ys[1]) != d or abs(int(xs[1] - xs[0])) != d:
+        raise ValueError("not evenly spaced on a diagonal")
+    if int(xs[2] - xs[1]) != int(xs[1] - xs[0]):
+        raise ValueError("not on one line")
+    h, w = g.shape
+    cy, cx, c = int(ys[1]), int(xs[1]), int(g[ys[1], xs[1]])
+    o = g.copy()
+    for k in range(1, 31):
+        r = k * d
+        y0, y1, x0, x1 = cy - r, cy + r, cx - r, cx + r
+        if y0 < 0 and x0 < 0 and y1 >= h and x1 >= w:
+            break
+        for y in (y0, y1):
+            if 0 <= y < h:
+                o[y, max(x0, 0) : min(x1, w - 1) + 1] = c
+        for x in (x0, x1):
+            if 0 <= x < w:
+                o[max(y0, 0) : min(y1, h - 1) + 1, x] = c
+    return o
+
+
 OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("snap_to_line", snap_to_line, ("g", "b", "c")),
     ("recolor_nearest", recolor_nearest, ("g", "c", ("row", "col", "orow", "ocol", "any"), "c")),
@@ -1834,6 +2229,12 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("stamp_markers", stamp_markers, ("g", "c", "c")),
     ("role_stamp", role_stamp, ("g", "table", "c")),
     ("anchor_copy", anchor_copy, ("g", "cd", "c")),
+    ("fit_templates", fit_templates, ("g", ("id", "d4"), ("copy", "move"), "c")),
+    ("repeat_toward", repeat_toward, ("g", "c")),
+    ("cell_fit_templates", cell_fit_templates, ("g", ("id", "d4"), "c")),
+    ("pieces_into_holes", pieces_into_holes, ("g", ("id", "d4"), "c")),
+    ("spill_cups", spill_cups, ("g", "c")),
+    ("extend_rings", extend_rings, ("g", "c")),
 ]
 """(name, primitive, argument kinds) as in :func:`atlas_actors.arc.dsl._ops`."""
 
@@ -2926,6 +3327,89 @@ def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
             return
 
 
+def g_fit_templates(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted (the task's background, or each state's
+    commonest colour), or some cells erased and others painted (moves): plain
+    placements first, then turned ones. On the input grids only (depth 0): a search
+    can cost a good part of a second on a busy grid."""
+    if ctx.depth > 0 or not ctx.same_shape:
+        return
+    for bg in (ctx.bg, 13):
+        bgs = [prims.role_color(s, bg) for s in ctx.train]
+        if not all((s != t).any() for s, t in ctx.pairs):
+            return
+        painted = all((s[s != t] == b).all() for (s, t), b in zip(ctx.pairs, bgs, strict=True))
+        # moved: some cells erased and some painted
+        moved = all(
+            (t[s != t] == b).any() and (s[s != t] == b).any()
+            for (s, t), b in zip(ctx.pairs, bgs, strict=True)
+        )
+        for mode in ("copy", "move"):
+            if not (painted if mode == "copy" else moved):
+                continue
+            for turns in ("id", "d4"):
+                try:
+                    ok = all(
+                        np.array_equal(fit_templates(s, turns, mode, b), t)
+                        for (s, t), b in zip(ctx.pairs, bgs, strict=True)
+                    )
+                except ValueError:
+                    ok = False
+                if ok:
+                    yield (turns, mode, bg)
+                    return
+
+
+def g_repeat_toward(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, with colours the states have."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if _fits(ctx, repeat_toward, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, and the states are cut into cells (on the input
+    grids only, like :func:`g_fit_templates`)."""
+    if ctx.depth > 0 or not _painted_only(ctx) or not _has_cells(ctx):
+        return
+    for turns in ("id", "d4"):
+        if _fits(ctx, cell_fit_templates, turns, ctx.bg):
+            yield (turns, ctx.bg)
+            return
+
+
+def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, the same colour counts, and some cells changed (things moved)."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    for s, t in ctx.pairs:
+        if (s == t).all() or not np.array_equal(
+            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
+        ):
+            return
+    for turns in ("id", "d4"):
+        if _fits(ctx, pieces_into_holes, turns, ctx.bg):
+            yield (turns, ctx.bg)
+            return
+
+
+def g_spill_cups(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if _fits(ctx, spill_cups, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_extend_rings(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, and every state has exactly three cells."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if all(int((s != ctx.bg).sum()) == 3 for s in ctx.states) and _fits(ctx, extend_rings, ctx.bg):
+        yield (ctx.bg,)
+
+
 GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "snap_to_line": g_snap_to_line,
     "recolor_nearest": g_recolor_nearest,
@@ -2992,5 +3476,11 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "stamp_markers": g_stamp_markers,
     "role_stamp": g_role_stamp,
     "anchor_copy": g_anchor_copy,
+    "fit_templates": g_fit_templates,
+    "repeat_toward": g_repeat_toward,
+    "cell_fit_templates": g_cell_fit_templates,
+    "pieces_into_holes": g_pieces_into_holes,
+    "spill_cups": g_spill_cups,
+    "extend_rings": g_extend_rings,
 }
 """op name -> parameter generator (see :mod:`atlas_actors.arc.infer`)."""

@@ -36,7 +36,18 @@ NEW_OPS = {
     "stamp_markers",
     "role_stamp",
     "anchor_copy",
+    "fit_templates",
+    "repeat_toward",
+    "cell_fit_templates",
+    "pieces_into_holes",
+    "spill_cups",
+    "extend_rings",
 }
+
+_S5 = [5] * 7  # a separator row
+_R0, _R1 = [5] * 9, [5, 0, 0, 0, 0, 0, 0, 0, 5]
+_R2, _R3 = [5, 0, 5, 5, 5, 5, 5, 0, 5], [5, 0, 5, 0, 0, 0, 5, 0, 5]
+_RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -233,6 +244,90 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         ["anchor_copy", "x", 3, 0],
         G([[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 0], [0, 0, 0, 0, 0]]),
         [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 4], [0, 0, 0, 0, 4]],
+    ),
+    # the lone 2 (found once in the template) gets a copy of the template
+    (
+        ["fit_templates", "x", "id", "copy", 0],
+        G([[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 0], [0, 0, 0, 0, 0]]),
+        [[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 1], [0, 0, 0, 0, 1]],
+    ),
+    # scaled by 2, the template's 3 recoloured 4 like the marker's block
+    (
+        ["fit_templates", "x", "id", "copy", 0],
+        G([[3, 3, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 0, 4, 4, 1, 1], [0, 0, 4, 4, 1, 1]]),
+        [[3, 3, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [4, 4, 4, 4, 1, 1], [4, 4, 4, 4, 1, 1]],
+    ),
+    # turned (half a turn) to fit the 6 5 marker, and moved there
+    (
+        ["fit_templates", "x", "d4", "move", 0],
+        G([[5, 6, 0, 0, 0], [0, 7, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]]),
+        [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 7, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]],
+    ),
+    # without turns nothing fits
+    (
+        ["fit_templates", "x", "id", "move", 0],
+        G([[5, 6, 0], [0, 7, 0], [0, 0, 0], [6, 5, 0]]),
+        [[5, 6, 0], [0, 7, 0], [0, 0, 0], [6, 5, 0]],
+    ),
+    # the 1 block repeats toward the 3, in colour 3, every 3 columns to the edge
+    (
+        ["repeat_toward", "x", 0],
+        G([[1, 1, 0, 3, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0, 0]]),
+        [[1, 1, 0, 3, 3, 0, 3, 3, 0], [1, 1, 0, 3, 3, 0, 3, 3, 0]],
+    ),
+    # diagonal step
+    (
+        ["repeat_toward", "x", 0],
+        G([[4, 4, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 2, 0], [0, 0, 0, 0, 0]]),
+        [[4, 4, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 2, 2], [0, 0, 0, 2, 0]],
+    ),
+    # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
+    (
+        ["cell_fit_templates", "x", "id", 0],
+        G([[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 0]]),
+        [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 1]],
+    ),
+    # the lone 2 moves into the one-cell hole of the 5 ring
+    (
+        ["pieces_into_holes", "x", "id", 0],
+        G([[5, 5, 5, 0, 0, 0], [5, 0, 5, 0, 2, 0], [5, 5, 5, 0, 0, 0]]),
+        [[5, 5, 5, 0, 0, 0], [5, 2, 5, 0, 0, 0], [5, 5, 5, 0, 0, 0]],
+    ),
+    # two 1 x 2 pieces: the 7 has other objects (noise), so the 6 goes in
+    (
+        ["pieces_into_holes", "x", "id", 0],
+        G([[5, 5, 5, 5, 0, 7], [5, 0, 0, 5, 0, 0], [5, 5, 5, 5, 0, 0], [7, 7, 0, 6, 6, 0]]),
+        [[5, 5, 5, 5, 0, 7], [5, 6, 6, 5, 0, 0], [5, 5, 5, 5, 0, 0], [7, 7, 0, 0, 0, 0]],
+    ),
+    # turned: the upright 1 x 2 piece fills the flat 1 x 2 hole
+    (
+        ["pieces_into_holes", "x", "d4", 0],
+        G([[5, 5, 5, 5, 0], [5, 0, 0, 5, 3], [5, 5, 5, 5, 3]]),
+        [[5, 5, 5, 5, 0], [5, 3, 3, 5, 0], [5, 5, 5, 5, 0]],
+    ),
+    # shifted only: the flat 4 4 piece fits, the upright 3 3 piece does not
+    (
+        ["pieces_into_holes", "x", "id", 0],
+        G([[5, 5, 5, 5, 0], [5, 0, 0, 5, 3], [5, 5, 5, 5, 3], [0, 0, 0, 4, 4]]),
+        [[5, 5, 5, 5, 0], [5, 4, 4, 5, 3], [5, 5, 5, 5, 3], [0, 0, 0, 0, 0]],
+    ),
+    # the cup open at the top fills with 2 and spills one row above it
+    (
+        ["spill_cups", "x", 0],
+        G([[0, 0, 0, 0, 0], [0, 1, 0, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]]),
+        [[0, 2, 2, 2, 0], [0, 1, 2, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]],
+    ),
+    # open on the right
+    (
+        ["spill_cups", "x", 0],
+        G([[1, 1, 1, 0], [1, 3, 0, 0], [1, 1, 1, 0]]),
+        [[1, 1, 1, 3], [1, 3, 3, 3], [1, 1, 1, 3]],
+    ),
+    # three 5s two apart on a diagonal: rings every 2 cells around the middle one
+    (
+        ["extend_rings", "x", 0],
+        G([[5 if y == x and y in (2, 4, 6) else 0 for x in range(9)] for y in range(9)]),
+        _RINGS,
     ),
 ]
 
@@ -440,3 +535,54 @@ def test_anchor_copy_generator() -> None:
     assert gen("anchor_copy", ctx([(a, b)])) == [(-1, 0)]
     b = [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 4, 3, 0], [0, 0, 0, 0, 0]]
     assert gen("anchor_copy", ctx([(a, b)])) == []
+
+
+def test_fit_templates_generator() -> None:
+    a = [[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 0], [0, 0, 0, 0, 0]]
+    b = [[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 1], [0, 0, 0, 0, 1]]
+    assert gen("fit_templates", ctx([(a, b)])) == [("id", "copy", 0)]
+    a = [[5, 6, 0, 0, 0], [0, 7, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]]
+    b = [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 7, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]]
+    assert gen("fit_templates", ctx([(a, b)])) == [("d4", "move", 0)]
+    b[2][3] = 0
+    assert gen("fit_templates", ctx([(a, b)])) == []
+
+
+def test_repeat_toward_generator() -> None:
+    a = [[1, 1, 0, 3, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0, 0]]
+    b = [[1, 1, 0, 3, 3, 0, 3, 3, 0], [1, 1, 0, 3, 3, 0, 3, 3, 0]]
+    assert gen("repeat_toward", ctx([(a, b)])) == [(0,)]
+    b = [[1, 1, 0, 3, 3, 0, 0, 0, 0], [1, 1, 0, 3, 3, 0, 0, 0, 0]]
+    assert gen("repeat_toward", ctx([(a, b)])) == []
+
+
+def test_cell_fit_templates_generator() -> None:
+    a = [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 0]]
+    b = [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 1]]
+    assert gen("cell_fit_templates", ctx([(a, b)])) == [("id", 0)]
+    b = [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 1, 5, 2, 5, 0]]
+    assert gen("cell_fit_templates", ctx([(a, b)])) == []
+
+
+def test_pieces_into_holes_generator() -> None:
+    a = [[5, 5, 5, 0, 0, 0], [5, 0, 5, 0, 2, 0], [5, 5, 5, 0, 0, 0]]
+    b = [[5, 5, 5, 0, 0, 0], [5, 2, 5, 0, 0, 0], [5, 5, 5, 0, 0, 0]]
+    assert gen("pieces_into_holes", ctx([(a, b)])) == [("id", 0)]
+    b = [[5, 5, 5, 0, 0, 0], [5, 0, 5, 0, 0, 0], [5, 5, 5, 0, 2, 0]]
+    assert gen("pieces_into_holes", ctx([(a, b)])) == []
+
+
+def test_spill_cups_generator() -> None:
+    a = [[0, 0, 0, 0, 0], [0, 1, 0, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]]
+    b = [[0, 2, 2, 2, 0], [0, 1, 2, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]]
+    assert gen("spill_cups", ctx([(a, b)])) == [(0,)]
+    b = [[0, 0, 0, 0, 0], [0, 1, 2, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]]
+    assert gen("spill_cups", ctx([(a, b)])) == []
+
+
+def test_extend_rings_generator() -> None:
+    a = [[5 if y == x and y in (2, 4, 6) else 0 for x in range(9)] for y in range(9)]
+    assert gen("extend_rings", ctx([(a, _RINGS)])) == [(0,)]
+    b = [r[:] for r in _RINGS]
+    b[0] = [0] * 9
+    assert gen("extend_rings", ctx([(a, b)])) == []
