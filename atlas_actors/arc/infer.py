@@ -127,9 +127,9 @@ class Ctx:
 
     @property
     def bg_varies(self) -> bool:
-        """Past the input (e.g. after a crop), the states' commonest colour is not the
-        same in every pair: ops should take the background as colour role 13."""
-        return self.depth >= 1 and bool(
+        """The most common colour is not the same in every train state (then ops may
+        take the background as colour role 13)."""
+        return bool(
             self._get(
                 "bgv",
                 lambda: len({int(np.bincount(s.ravel()).argmax()) for s in self.train}) > 1,
@@ -246,7 +246,7 @@ def g_keep_color(ctx: Ctx) -> Iterator[Args]:
     if len(ctx.state_colors) >= 2:
         yield (10, ctx.bg)
         yield (12, ctx.bg)
-    if ctx.same_shape and len(ctx.new_colors) == 1 and _bg_varies(ctx):
+    if ctx.same_shape and len(ctx.new_colors) == 1 and ctx.bg_varies:
         # keep one role colour, paint the rest with the one new colour
         for r in (13, 10):
             yield (r, ctx.new_colors[0])
@@ -587,7 +587,8 @@ def g_rays(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
     colors: list[tuple[int, int]] = [(c, ctx.bg) for c in ctx.state_colors[:4]]
-    if ctx.bg_varies:  # the background and the ray colour as colour roles of each state
+    if ctx.depth >= 1 and ctx.bg_varies:
+        # past the input (e.g. after a crop): background and ray colour as colour roles
         colors += [(r, 13) for r in (10, 11, 12)]
     for c, bg in colors:
         for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
@@ -767,9 +768,10 @@ def g_stamp(ctx: Ctx) -> Iterator[Args]:
 def g_rays_all(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
-    # the background as a colour role when it is not the same in every state
+    # past the input, the background as a colour role when it is not the same in
+    # every state
     bgs = [ctx.bg] if ctx.grows else []
-    if ctx.bg_varies:
+    if ctx.depth >= 1 and ctx.bg_varies:
         bgs.append(13)
     for bg in bgs:
         for d in ("h", "v", "hv", "diag", "all", "up", "down", "left", "right"):
@@ -799,11 +801,6 @@ def _colors_vary(ctx: Ctx) -> bool:
     return len({frozenset(np.unique(s).tolist()) - {ctx.bg} for s in ctx.train}) > 1
 
 
-def _bg_varies(ctx: Ctx) -> bool:
-    """The most common colour is not the same in every train state."""
-    return len({int(np.bincount(s.ravel(), minlength=10).argmax()) for s in ctx.train}) > 1
-
-
 def g_align(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape or ctx.depth > 1:
         return
@@ -817,7 +814,7 @@ def g_project(ctx: Ctx) -> Iterator[Args]:
         return
     for c in ctx.state_colors[:5]:
         yield (c, ctx.bg)
-    if _bg_varies(ctx):
+    if ctx.bg_varies:
         yield (10, 13)
 
 
