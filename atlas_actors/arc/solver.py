@@ -383,11 +383,10 @@ class TaskSolver:
             if left.any() or complexity(expr) > MAX_DEPTH + 1:
                 continue  # a long composition fits the train pairs by accident
             outs = self.run_expr(expr)
-            if outs is None or _train_noop(base.outs, outs, len(self.targets)):
-                continue
-            node = Node(expr, outs, 1.0, base.depth + 1, exact=True)
-            if all((o == t).all() for o, t in zip(outs, self.targets, strict=False)):
-                self.exact.append(node)
+            if outs is not None and all(
+                (o == t).all() for o, t in zip(outs, self.targets, strict=False)
+            ):
+                self.exact.append(Node(expr, outs, 1.0, base.depth + 1, exact=True))
 
     def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
