@@ -125,6 +125,16 @@ class Ctx:
 
         return self.same_shape and bool(self._get("grows", f))
 
+    def transposed(self) -> Ctx:
+        """This context with every grid transposed: the generator of an op's transposed
+        twin (``op_t(g) = op(g.T).T``) is the op's generator run on it."""
+        return self._get(  # type: ignore[no-any-return]
+            "T",
+            lambda: Ctx(
+                [s.T for s in self.states], [t.T for t in self.targets], self.bg, self.depth
+            ),
+        )
+
     @property
     def bg_varies(self) -> bool:
         """The most common colour is not the same in every train state (then ops may
