@@ -170,9 +170,9 @@ def _ops() -> dict[str, OpSpec]:
 def extension_modules() -> list[types.ModuleType]:
     """The modules that add ops (``OP_TABLE``) and generators (``GENERATORS``) to the
     core DSL; imported lazily, since they import :mod:`prims` and :mod:`infer`."""
-    from atlas_actors.arc import ops_cells, ops_objects, ops_shape
+    from atlas_actors.arc import ops_cells, ops_objects, ops_regions, ops_shape, ops_stamps
 
-    return [ops_cells, ops_shape, ops_objects]
+    return [ops_cells, ops_shape, ops_objects, ops_regions, ops_stamps]
 
 
 OPS: dict[str, OpSpec] = _ops()
