@@ -170,9 +170,27 @@ def _ops() -> dict[str, OpSpec]:
 def extension_modules() -> list[types.ModuleType]:
     """The modules that add ops (``OP_TABLE``) and generators (``GENERATORS``) to the
     core DSL; imported lazily, since they import :mod:`prims` and :mod:`infer`."""
-    from atlas_actors.arc import ops_cells, ops_objects, ops_regions, ops_shape, ops_stamps
+    from atlas_actors.arc import (
+        ops_cells,
+        ops_crops,
+        ops_moves,
+        ops_objects,
+        ops_regions,
+        ops_shape,
+        ops_stamps,
+        ops_turned,
+    )
 
-    return [ops_cells, ops_shape, ops_objects, ops_regions, ops_stamps]
+    return [
+        ops_cells,
+        ops_shape,
+        ops_objects,
+        ops_regions,
+        ops_stamps,
+        ops_moves,
+        ops_crops,
+        ops_turned,
+    ]
 
 
 OPS: dict[str, OpSpec] = _ops()

@@ -125,13 +125,17 @@ class Ctx:
 
         return self.same_shape and bool(self._get("grows", f))
 
-    def transposed(self) -> Ctx:
-        """This context with every grid transposed: the generator of an op's transposed
-        twin (``op_t(g) = op(g.T).T``) is the op's generator run on it."""
+    def turned(self, k: int) -> Ctx:
+        """This context with every grid under rigid transform ``k`` (see
+        :func:`prims.rigid`): the generator of an op's turned twin
+        (``op_r(g, k) = unrigid(op(rigid(g, k)), k)``) is the op's generator run on it."""
         return self._get(  # type: ignore[no-any-return]
-            "T",
+            f"turned{k}",
             lambda: Ctx(
-                [s.T for s in self.states], [t.T for t in self.targets], self.bg, self.depth
+                [prims.rigid(s, k) for s in self.states],
+                [prims.rigid(t, k) for t in self.targets],
+                self.bg,
+                self.depth,
             ),
         )
 

@@ -145,12 +145,6 @@ def bounce(g: Grid, bg: int) -> Grid:
     return o
 
 
-def bounce_t(g: Grid, bg: int) -> Grid:
-    """:func:`bounce` turned on its side: the lines leave the nearer left/right edge
-    and bounce off the top and bottom edges."""
-    return bounce(g.T, bg).T
-
-
 def _gaps(g: Grid, c: int, axis: str, bg: int) -> list[tuple[Grid, Grid, int]]:
     """Runs of background between two consecutive non-background cells of one colour
     (``c``, or any if -1) along rows (``axis`` h), columns (v) or both (hv): index
@@ -1767,11 +1761,6 @@ def anchor_copy(g: Grid, flip_c: int, bg: int) -> Grid:
     return o
 
 
-def anchor_copy_t(g: Grid, flip_c: int, bg: int) -> Grid:
-    """:func:`anchor_copy` with the copies of colour ``flip_c`` mirrored top-bottom."""
-    return anchor_copy(g.T, flip_c, bg).T
-
-
 def _d4_cells(cells: list[tuple[int, int, int]], k: int) -> list[tuple[int, int, int]]:
     """The cells (row, column, colour) turned by the ``k``-th of the 8 symmetries of the
     square (0 = unchanged, 1-3 = quarter turns, 4-7 = the same after a left-right
@@ -2171,7 +2160,6 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("snap_to_line", snap_to_line, ("g", "b", "c")),
     ("recolor_nearest", recolor_nearest, ("g", "c", ("row", "col", "orow", "ocol", "any"), "c")),
     ("bounce", bounce, ("g", "c")),
-    ("bounce_t", bounce_t, ("g", "c")),
     ("fill_gaps", fill_gaps, ("g", "cd", "cd", ("h", "v", "hv"), "k", "c")),
     ("fill_squares", fill_squares, ("g", "k", "k", "c", "c")),
     ("stride_recolor", stride_recolor, ("g", "c", "c", ("rows", "cols"), "k", "b")),
@@ -2241,7 +2229,6 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("stamp_markers", stamp_markers, ("g", "c", "c")),
     ("role_stamp", role_stamp, ("g", "table", "c")),
     ("anchor_copy", anchor_copy, ("g", "cd", "c")),
-    ("anchor_copy_t", anchor_copy_t, ("g", "cd", "c")),
     ("fit_templates", fit_templates, ("g", ("id", "d4"), ("copy", "move"), "c")),
     ("repeat_toward", repeat_toward, ("g", "c")),
     ("cell_fit_templates", cell_fit_templates, ("g", ("id", "d4"), "c")),
@@ -3427,7 +3414,6 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "snap_to_line": g_snap_to_line,
     "recolor_nearest": g_recolor_nearest,
     "bounce": g_bounce,
-    "bounce_t": lambda ctx: g_bounce(ctx.transposed()),
     "fill_gaps": g_fill_gaps,
     "fill_squares": g_fill_squares,
     "stride_recolor": g_stride_recolor,
@@ -3490,7 +3476,6 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "stamp_markers": g_stamp_markers,
     "role_stamp": g_role_stamp,
     "anchor_copy": g_anchor_copy,
-    "anchor_copy_t": lambda ctx: g_anchor_copy(ctx.transposed()),
     "fit_templates": g_fit_templates,
     "repeat_toward": g_repeat_toward,
     "cell_fit_templates": g_cell_fit_templates,

@@ -424,11 +424,6 @@ def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
     return np.tile(np.array([[c for _, c in big]], dtype=g.dtype), (n, 1))
 
 
-def largest_bars_t(g: Grid, conn: int, bg: int) -> Grid:
-    """:func:`largest_bars` as rows (top to bottom by position)."""
-    return largest_bars(g.T, conn, bg).T
-
-
 def corner_quadrants(g: Grid, bg: int) -> Grid:
     """The four corner cells are a colour key: drop the two outer rings (corners and
     frame) and paint each quadrant's non-background cells with its corner's colour."""
@@ -541,12 +536,6 @@ def grow_rows(g: Grid, bg: int) -> Grid:
     for i in range(w // 2):
         o[i, n : n + i] = c
     return o
-
-
-def grow_rows_t(g: Grid, bg: int) -> Grid:
-    """:func:`grow_rows` on its side: a one-column grid grown into ``h // 2`` columns,
-    column i with its run (from the top) extended down by i cells."""
-    return grow_rows(g.T, bg).T
 
 
 def _lattice(g: Grid, k: int, bg: int) -> tuple[int, int] | None:
@@ -1076,13 +1065,11 @@ OP_TABLE: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
     ("pad_extend", pad_extend, ("g", "c")),
     ("snake_colors", snake_colors, ("g", "k", "k", ("h", "v"), "c")),
     ("largest_bars", largest_bars, ("g", "conn", "c")),
-    ("largest_bars_t", largest_bars_t, ("g", "conn", "c")),
     ("corner_quadrants", corner_quadrants, ("g", "c")),
     ("line_colors", line_colors, ("g", "c")),
     ("most_dotted", most_dotted, ("g", "c")),
     ("join_pieces", join_pieces, ("g", "c")),
     ("grow_rows", grow_rows, ("g", "c")),
-    ("grow_rows_t", grow_rows_t, ("g", "c")),
     ("sample_lattice", sample_lattice, ("g", "k", "c")),
     ("corner_assemble", corner_assemble, ("g", "c")),
     ("crop_margin", crop_margin, ("g", "c", "b", "b")),
@@ -1112,13 +1099,11 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "pad_extend": g_pad_extend,
     "snake_colors": g_snake_colors,
     "largest_bars": g_largest_bars,
-    "largest_bars_t": lambda ctx: g_largest_bars(ctx.transposed()),
     "corner_quadrants": g_corner_quadrants,
     "line_colors": g_line_colors,
     "most_dotted": g_most_dotted,
     "join_pieces": g_join_pieces,
     "grow_rows": g_grow_rows,
-    "grow_rows_t": lambda ctx: g_grow_rows(ctx.transposed()),
     "sample_lattice": g_sample_lattice,
     "corner_assemble": g_corner_assemble,
     "crop_margin": g_crop_margin,

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 from arc_cases import check_case
 from test_arc_cells4 import NEW_OPS
-from test_arc_transposed import TWINS
 
 from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_cells as oc
@@ -428,8 +427,7 @@ def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> N
 def test_every_cells_op_has_a_case_and_a_generator() -> None:
     names = {n for n, _, _ in oc.OP_TABLE}
     assert names <= set(OPS)
-    # NEW_OPS: in test_arc_cells4; TWINS: in test_arc_transposed
-    assert names - NEW_OPS - set(TWINS) - {c[0][0] for c in CASES} == set()
+    assert names - NEW_OPS - {c[0][0] for c in CASES} == set()  # NEW_OPS: in test_arc_cells4
     assert names <= set(oc.GENERATORS)
 
 
