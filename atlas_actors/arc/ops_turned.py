@@ -3,7 +3,7 @@
 An op written for one layout (lines that leave the top or bottom edge, a run grown
 from the left, bars laid out as columns, copies mirrored left-right, a main
 diagonal, a palette in the first row, a grid in the top-left corner of a larger
-canvas) misses the same task turned on its side or
+canvas, cells taken in reading order) misses the same task turned on its side or
 mirrored. Each twin here takes a rigid transform ``k`` (1-7, see
 :func:`atlas_actors.arc.prims.rigid`) and runs its op on the grid turned by ``k``,
 then turns the result back: ``op_r(g, k, ...) = unrigid(op(rigid(g, k), ...), k)``.
@@ -22,7 +22,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from atlas_actors.arc.ops_cells import anchor_copy, bounce, g_anchor_copy, g_bounce
+from atlas_actors.arc.ops_cells import (
+    alternate_cells,
+    anchor_copy,
+    bounce,
+    fill_squares,
+    g_alternate_cells,
+    g_anchor_copy,
+    g_bounce,
+    g_fill_squares,
+)
 from atlas_actors.arc.ops_objects import g_palette_stripes, palette_stripes
 from atlas_actors.arc.ops_shape import (
     count_diag,
@@ -32,7 +41,7 @@ from atlas_actors.arc.ops_shape import (
     grow_rows,
     largest_bars,
 )
-from atlas_actors.arc.prims import canvas, rigid
+from atlas_actors.arc.prims import canvas, rigid, stripes
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -76,10 +85,28 @@ def canvas_r(g: Grid, k: int, ky: int, kx: int, bg: int) -> Grid:
     return unrigid(canvas(rigid(g, k), ky, kx, bg), k)
 
 
+def stripes_r(g: Grid, k: int, bg: int) -> Grid:
+    return unrigid(stripes(rigid(g, k), bg), k)
+
+
+def fill_squares_r(g: Grid, k: int, kh: int, kw: int, e: int, c: int) -> Grid:
+    return unrigid(fill_squares(rigid(g, k), kh, kw, e, c), k)
+
+
+def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
+    return unrigid(alternate_cells(rigid(g, k), a, c, bg), k)
+
+
 def _g_canvas(ctx: Ctx) -> Iterator[Args]:
     from atlas_actors.arc.infer import g_canvas  # infer imports this module's table
 
     yield from g_canvas(ctx)
+
+
+def _g_stripes(ctx: Ctx) -> Iterator[Args]:
+    from atlas_actors.arc.infer import g_stripes
+
+    yield from g_stripes(ctx)
 
 
 def _turned(gen: Gen, ks: tuple[int, ...]) -> Gen:
@@ -106,6 +133,11 @@ _TWINS: list[tuple[str, Callable[..., Grid], Gen, tuple[Any, ...], tuple[int, ..
     # the grid in another corner of the canvas (the transposing transforms give the same
     # corners as these, with the factors swapped)
     ("canvas", canvas_r, _g_canvas, ("k", "k", "c"), (2, 4, 5)),
+    # stripes already run across the shorter side: only the mirrors add anything
+    ("stripes", stripes_r, _g_stripes, ("c",), (2, 4, 5)),
+    # greedy in reading order / counted from the first cell in reading order
+    ("fill_squares", fill_squares_r, g_fill_squares, ("k", "k", "c", "c"), _ALL),
+    ("alternate_cells", alternate_cells_r, g_alternate_cells, ("c", "c", "c"), _ALL),
 ]
 """``(op, twin, op's generator, op's argument kinds after the grid, transforms tried)``."""
 
