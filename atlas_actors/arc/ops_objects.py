@@ -196,26 +196,38 @@ def gather_dots(g: Grid, bg: int) -> Grid:
     return o
 
 
+def nest_shapes(shapes: list[tuple[int, Grid]], bg: int, dtype: Any) -> Grid:
+    """Masks ``(colour, mask)`` nested concentrically: the output is as big as the
+    biggest mask, each mask centred in it in its colour, bigger ones painted first.
+    Raises when a mask cannot be centred exactly."""
+    if len(shapes) < 2:
+        raise ValueError("needs two colours")
+    hh = max(m.shape[0] for _c, m in shapes)
+    ww = max(m.shape[1] for _c, m in shapes)
+    o = np.full((hh, ww), bg, dtype=dtype)
+    for c, m in sorted(shapes, key=lambda v: -v[1].size):
+        h, w = m.shape
+        if (hh - h) % 2 or (ww - w) % 2:
+            raise ValueError("no exact centre")
+        dy, dx = (hh - h) // 2, (ww - w) // 2
+        o[dy : dy + h, dx : dx + w][m] = c
+    return o
+
+
+def color_mask(g: Grid, c: int) -> Grid:
+    """The cells of colour ``c`` as a mask the size of their bounding box."""
+    ys, xs = np.nonzero(g == c)
+    m = np.zeros((int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1), dtype=bool)
+    m[ys - ys.min(), xs - xs.min()] = True
+    return m
+
+
 def nest_colors(g: Grid, bg: int) -> Grid:
     """Nest the colours concentrically: the output is as big as the largest bounding
     box of one colour's cells; every colour's cells keep their layout and are centred
     in it, bigger boxes painted first. Raises when a box cannot be centred exactly."""
-    boxes = []
-    for c in np.unique(g).tolist():
-        if c == bg:
-            continue
-        ys, xs = np.nonzero(g == c)
-        boxes.append((int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1, c, ys, xs))
-    if len(boxes) < 2:
-        raise ValueError("needs two colours")
-    hh = max(b[0] for b in boxes)
-    ww = max(b[1] for b in boxes)
-    o = np.full((hh, ww), bg, dtype=g.dtype)
-    for h, w, c, ys, xs in sorted(boxes, key=lambda b: -b[0] * b[1]):
-        if (hh - h) % 2 or (ww - w) % 2:
-            raise ValueError("no exact centre")
-        o[ys - ys.min() + (hh - h) // 2, xs - xs.min() + (ww - w) // 2] = c
-    return o
+    cols = [c for c in np.unique(g).tolist() if c != bg]
+    return nest_shapes([(c, color_mask(g, c)) for c in cols], bg, g.dtype)
 
 
 def mirror_to_markers(g: Grid, bg: int) -> Grid:
