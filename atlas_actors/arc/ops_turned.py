@@ -32,7 +32,14 @@ from atlas_actors.arc.ops_cells import (
     g_bounce,
     g_fill_squares,
 )
-from atlas_actors.arc.ops_objects import g_palette_stripes, palette_stripes
+from atlas_actors.arc.ops_objects import (
+    g_palette_stripes,
+    g_panel_colors,
+    g_panel_transforms,
+    palette_stripes,
+    panel_colors,
+    panel_transforms,
+)
 from atlas_actors.arc.ops_shape import (
     count_diag,
     g_count_diag,
@@ -97,6 +104,14 @@ def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
     return unrigid(alternate_cells(rigid(g, k), a, c, bg), k)
 
 
+def panel_transforms_r(g: Grid, k: int, ts: list[int], bg: int) -> Grid:
+    return unrigid(panel_transforms(rigid(g, k), ts, bg), k)
+
+
+def panel_colors_r(g: Grid, k: int, table: list[list[int]], layout: str, n: int, bg: int) -> Grid:
+    return unrigid(panel_colors(rigid(g, k), table, layout, n, bg), k)
+
+
 def _g_canvas(ctx: Ctx) -> Iterator[Args]:
     from atlas_actors.arc.infer import g_canvas  # infer imports this module's table
 
@@ -138,6 +153,15 @@ _TWINS: list[tuple[str, Callable[..., Grid], Gen, tuple[Any, ...], tuple[int, ..
     # greedy in reading order / counted from the first cell in reading order
     ("fill_squares", fill_squares_r, g_fill_squares, ("k", "k", "c", "c"), _ALL),
     ("alternate_cells", alternate_cells_r, g_alternate_cells, ("c", "c", "c"), _ALL),
+    # panels in reading order: the first panel is another one when mirrored or turned
+    ("panel_transforms", panel_transforms_r, g_panel_transforms, ("ts", "c"), _ALL),
+    (
+        "panel_colors",
+        panel_colors_r,
+        g_panel_colors,
+        ("table", ("rows", "cols"), "k", "c"),
+        _ALL,
+    ),
 ]
 """``(op, twin, op's generator, op's argument kinds after the grid, transforms tried)``."""
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from arc_cases import check_case
+from test_arc_objects import _KA, _KB
 
 from atlas_actors.arc import OPS, compile_program, ops_turned
 from atlas_actors.arc.infer import GENERATORS, Ctx
@@ -72,6 +73,16 @@ BASE = [
         ["alternate_cells", "x", 1, 2, 0],
         [[1, 1, 0], [0, 0, 0]],
         [[1, 2, 0], [0, 0, 0]],
+    ),
+    (
+        ["panel_transforms", "x", [0, 4, 2], 0],
+        [[1, 2, 5, 0, 0, 5, 0, 0], [3, 0, 5, 0, 0, 5, 0, 0]],
+        [[1, 2, 5, 2, 1, 5, 0, 3], [3, 0, 5, 0, 3, 5, 2, 1]],
+    ),
+    (
+        ["panel_colors", "x", sorted([[_KA, 4], [_KB, 6]]), "rows", 3, 0],
+        [[1, 1, 0, 2, 2], [1, 0, 0, 2, 0]],
+        [[4, 4, 4], [6, 6, 6]],
     ),
     (
         ["canvas", "x", 2, 2, 0],
