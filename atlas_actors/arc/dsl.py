@@ -173,6 +173,8 @@ def extension_modules() -> list[types.ModuleType]:
     from atlas_actors.arc import (
         ops_cells,
         ops_crops,
+        ops_lines,
+        ops_misc,
         ops_moves,
         ops_objects,
         ops_regions,
@@ -189,6 +191,8 @@ def extension_modules() -> list[types.ModuleType]:
         ops_stamps,
         ops_moves,
         ops_crops,
+        ops_lines,
+        ops_misc,
         ops_turned,
     ]
 
