@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fit_symmetry
+from atlas_actors.arc.ops_shape import table_grid
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -61,17 +62,7 @@ def count_colors_grid(g: Grid, table: list[list[int]], h: int, w: int, bg: int) 
     in the input, background included (entries ``[count * 1000 + cell index, colour]``;
     cells not listed are ``bg``): a pattern chosen by how many colours a grid has, also
     when the grid is filled and no colour is background."""
-    n = int(np.unique(g).size)
-    o = np.full((h, w), bg, dtype=g.dtype)
-    hit = False
-    for k, c in table:
-        v, i = divmod(int(k), 1000)
-        if v == n:
-            hit = True
-            o.flat[i] = c
-    if not hit:
-        raise ValueError("colour count not in the table")
-    return o
+    return table_grid(int(np.unique(g).size), table, h, w, bg, g.dtype)
 
 
 def _occluder(g: Grid, bg: int) -> Grid | None:

@@ -224,8 +224,13 @@ def color_order(g: Grid, axis: str, bg: int) -> Grid:
 def lookup_grid(g: Grid, feature: str, table: list[list[int]], h: int, w: int, bg: int) -> Grid:
     """The ``h`` x ``w`` grid stored in ``table`` for the input's grid ``feature``
     (entries ``[value * 1000 + cell index, colour]``; cells not listed are ``bg``)."""
-    v = grid_feature(g, feature, bg)
-    o = np.full((h, w), bg, dtype=g.dtype)
+    return table_grid(grid_feature(g, feature, bg), table, h, w, bg, g.dtype)
+
+
+def table_grid(v: int, table: list[list[int]], h: int, w: int, bg: int, dtype: Any) -> Grid:
+    """The ``h`` x ``w`` grid ``table`` stores for the value ``v`` (entries ``[value *
+    1000 + cell index, colour]``; cells not listed are ``bg``)."""
+    o = np.full((h, w), bg, dtype=dtype)
     hit = False
     for k, c in table:
         fv, i = divmod(int(k), 1000)
@@ -233,7 +238,7 @@ def lookup_grid(g: Grid, feature: str, table: list[list[int]], h: int, w: int, b
             hit = True
             o.flat[i] = c
     if not hit:
-        raise ValueError("feature value not in the table")
+        raise ValueError("value not in the table")
     return o
 
 
