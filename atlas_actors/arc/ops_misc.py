@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from atlas_actors.arc.prims import components
+from atlas_actors.arc.prims import _DIRS, components
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -64,23 +64,15 @@ def line_staircase(g: Grid, b: int, bg: int) -> Grid:
     return o.T if lines[0][4] == "h" else o
 
 
-_DIRS8 = {
-    "up": (-1, 0),
-    "down": (1, 0),
-    "left": (0, -1),
-    "right": (0, 1),
-    "ul": (-1, -1),
-    "ur": (-1, 1),
-    "dl": (1, -1),
-    "dr": (1, 1),
-}
+_STEPS8 = ("up", "down", "left", "right", "ul", "ur", "dl", "dr")
+"""The one-step directions of :data:`prims._DIRS`."""
 
 
 def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
     """Count the cells of colour ``m`` (a tally), erase them, and move the rest of the
     grid that many steps in direction ``d``; cells moved in from outside copy the
     grid's edge (so lines running across the grid stay whole)."""
-    dy, dx = _DIRS8[d]
+    ((dy, dx),) = _DIRS[d]
     n = int((g == m).sum())
     a = np.where(g == m, bg, g)
     h, w = g.shape
@@ -164,7 +156,7 @@ def g_shift_by_count(ctx: Ctx) -> Iterator[Args]:
         counts = {int((s == m).sum()) for s in ctx.train}
         if len(counts) < 2:
             continue
-        for d in _DIRS8:
+        for d in _STEPS8:
             if all(np.array_equal(shift_by_count(s, m, d, ctx.bg), t) for s, t in ctx.pairs):
                 yield (m, d, ctx.bg)
 
@@ -191,7 +183,7 @@ def g_fill_rooms(ctx: Ctx) -> Iterator[Args]:
 
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
-    ("shift_by_count", shift_by_count, ("g", "c", tuple(_DIRS8), "c")),
+    ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
     ("fill_rooms", fill_rooms, ("g", "c", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""

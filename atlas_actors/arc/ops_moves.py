@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits
+from atlas_actors.arc.prims import _DIRS
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -26,7 +27,7 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = []
 GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {}
 """Parameter generators, by op name."""
 
-_STEP = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
+_HEADINGS = ("up", "down", "left", "right")
 
 # ---------------------------------------------------------------- primitives
 
@@ -48,7 +49,7 @@ def ray_detour(g: Grid, c: int, d: str, side: int, bg: int) -> Grid:
     sgn = 1 if side > 0 else -1
     for y0, x0 in zip(ys.tolist(), xs.tolist(), strict=True):
         col = int(g[y0, x0])
-        dy, dx = _STEP[d]
+        ((dy, dx),) = _DIRS[d]
         ny, nx = y0 + dy, x0 + dx
         if not (0 <= ny < h and 0 <= nx < w) or g[ny, nx] != bg:
             continue
@@ -98,7 +99,7 @@ def g_ray_detour(ctx: Ctx) -> Iterator[Args]:
     if not cols or not cols <= set(ctx.state_colors):
         return
     c = next(iter(cols)) if len(cols) == 1 else -1
-    for d in _STEP:
+    for d in _HEADINGS:
         if _fits(ctx, ray_detour, c, d, 0, ctx.bg):
             continue  # plain rays do
         for side in (1, -1, 2, -2):
@@ -107,5 +108,5 @@ def g_ray_detour(ctx: Ctx) -> Iterator[Args]:
                 return
 
 
-OP_TABLE.append(("ray_detour", ray_detour, ("g", "cd", ("up", "down", "left", "right"), "d", "c")))
+OP_TABLE.append(("ray_detour", ray_detour, ("g", "cd", _HEADINGS, "d", "c")))
 GENERATORS["ray_detour"] = g_ray_detour

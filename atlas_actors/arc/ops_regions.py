@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits, _painted_only
-from atlas_actors.arc.prims import components
+from atlas_actors.arc.prims import _DIRS, components
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -176,12 +176,6 @@ def hole_lines(g: Grid, c: int) -> Grid:
     return o
 
 
-_RAY_DIRS = {
-    "diag": ((1, 1), (1, -1), (-1, 1), (-1, -1)),
-    "hv": ((0, 1), (0, -1), (1, 0), (-1, 0)),
-}
-
-
 def dot_lines_by_region(g: Grid, dirs: str) -> Grid:
     """Lines through every dot (a cell with no 8-neighbour of its colour) to the
     grid's edges, along ``dirs`` (``diag``, ``hv`` or ``all``), recolouring what they
@@ -205,7 +199,7 @@ def dot_lines_by_region(g: Grid, dirs: str) -> Grid:
         region = max(set(nb), key=nb.count)
         if lut.setdefault(region, int(g[y, x])) != g[y, x]:
             raise ValueError("a region colour taught two colours")
-    steps = _RAY_DIRS["diag"] + _RAY_DIRS["hv"] if dirs == "all" else _RAY_DIRS[dirs]
+    steps = _DIRS[dirs]
     o = g.copy()
     for y, x in dots.tolist():
         for dy, dx in steps:
