@@ -27,24 +27,14 @@ from atlas_actors.arc.ops_cells import (
     anchor_copy,
     bounce,
     fill_squares,
-    g_alternate_cells,
-    g_anchor_copy,
-    g_bounce,
-    g_fill_squares,
 )
 from atlas_actors.arc.ops_objects import (
-    g_palette_stripes,
-    g_panel_colors,
-    g_panel_transforms,
     palette_stripes,
     panel_colors,
     panel_transforms,
 )
 from atlas_actors.arc.ops_shape import (
     count_diag,
-    g_count_diag,
-    g_grow_rows,
-    g_largest_bars,
     grow_rows,
     largest_bars,
 )
@@ -112,23 +102,15 @@ def panel_colors_r(g: Grid, k: int, table: list[list[int]], layout: str, n: int,
     return unrigid(panel_colors(rigid(g, k), table, layout, n, bg), k)
 
 
-def _g_canvas(ctx: Ctx) -> Iterator[Args]:
-    from atlas_actors.arc.infer import g_canvas  # infer imports this module's table
-
-    yield from g_canvas(ctx)
-
-
-def _g_stripes(ctx: Ctx) -> Iterator[Args]:
-    from atlas_actors.arc.infer import g_stripes
-
-    yield from g_stripes(ctx)
-
-
-def _turned(gen: Gen, ks: tuple[int, ...]) -> Gen:
-    """The generator of a turned twin: ``gen`` on the context turned by each of
-    ``ks``."""
+def _turned(base: str, ks: tuple[int, ...]) -> Gen:
+    """The generator of ``base``'s turned twin: ``base``'s own generator on the context
+    turned by each of ``ks``."""
 
     def twin(ctx: Ctx) -> Iterator[Args]:
+        # looked up when called: infer builds GENERATORS from this module's table too
+        from atlas_actors.arc.infer import GENERATORS
+
+        gen = GENERATORS[base]
         for k in ks:
             for args in gen(ctx.turned(k)):
                 yield (k, *args)
@@ -138,40 +120,37 @@ def _turned(gen: Gen, ks: tuple[int, ...]) -> Gen:
 
 _ALL = (1, 2, 3, 4, 5, 6, 7)
 
-_TWINS: list[tuple[str, Callable[..., Grid], Gen, tuple[Any, ...], tuple[int, ...]]] = [
-    ("bounce", bounce_r, g_bounce, ("c",), _ALL),
-    ("anchor_copy", anchor_copy_r, g_anchor_copy, ("cd", "c"), _ALL),
-    ("largest_bars", largest_bars_r, g_largest_bars, ("conn", "c"), _ALL),
-    ("grow_rows", grow_rows_r, g_grow_rows, ("c",), _ALL),
-    ("count_diag", count_diag_r, g_count_diag, ("c", "conn", "c"), _ALL),
-    ("palette_stripes", palette_stripes_r, g_palette_stripes, (("h", "v"), "c"), _ALL),
+_TWINS: list[tuple[str, Callable[..., Grid], tuple[Any, ...], tuple[int, ...]]] = [
+    ("bounce", bounce_r, ("c",), _ALL),
+    ("anchor_copy", anchor_copy_r, ("cd", "c"), _ALL),
+    ("largest_bars", largest_bars_r, ("conn", "c"), _ALL),
+    ("grow_rows", grow_rows_r, ("c",), _ALL),
+    ("count_diag", count_diag_r, ("c", "conn", "c"), _ALL),
+    ("palette_stripes", palette_stripes_r, (("h", "v"), "c"), _ALL),
     # the grid in another corner of the canvas (the transposing transforms give the same
     # corners as these, with the factors swapped)
-    ("canvas", canvas_r, _g_canvas, ("k", "k", "c"), (2, 4, 5)),
+    ("canvas", canvas_r, ("k", "k", "c"), (2, 4, 5)),
     # stripes already run across the shorter side: only the mirrors add anything
-    ("stripes", stripes_r, _g_stripes, ("c",), (2, 4, 5)),
+    ("stripes", stripes_r, ("c",), (2, 4, 5)),
     # greedy in reading order / counted from the first cell in reading order
-    ("fill_squares", fill_squares_r, g_fill_squares, ("k", "k", "c", "c"), _ALL),
-    ("alternate_cells", alternate_cells_r, g_alternate_cells, ("c", "c", "c"), _ALL),
+    ("fill_squares", fill_squares_r, ("k", "k", "c", "c"), _ALL),
+    ("alternate_cells", alternate_cells_r, ("c", "c", "c"), _ALL),
     # panels in reading order: the first panel is another one when mirrored or turned
-    ("panel_transforms", panel_transforms_r, g_panel_transforms, ("ts", "c"), _ALL),
+    ("panel_transforms", panel_transforms_r, ("ts", "c"), _ALL),
     (
         "panel_colors",
         panel_colors_r,
-        g_panel_colors,
         ("table", ("rows", "cols"), "k", "c"),
         _ALL,
     ),
 ]
-"""``(op, twin, op's generator, op's argument kinds after the grid, transforms tried)``."""
+"""``(op, twin, op's argument kinds after the grid, transforms tried)``."""
 
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
-    (f"{base}_r", fn, ("g", "r", *kinds)) for base, fn, _gen, kinds, _ks in _TWINS
+    (f"{base}_r", fn, ("g", "r", *kinds)) for base, fn, kinds, _ks in _TWINS
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL: each twin's kinds are
 its op's with the transform ``k`` (kind ``r``) after the grid."""
 
-GENERATORS: dict[str, Gen] = {
-    f"{base}_r": _turned(gen, ks) for base, _fn, gen, _kinds, ks in _TWINS
-}
+GENERATORS: dict[str, Gen] = {f"{base}_r": _turned(base, ks) for base, _fn, _kinds, ks in _TWINS}
 """Parameter generators, by op name."""

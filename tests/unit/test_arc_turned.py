@@ -17,7 +17,7 @@ from atlas_actors.arc.infer import GENERATORS, Ctx
 from atlas_actors.arc.prims import rigid
 
 TWINS = {f"{t[0]}_r": t[0] for t in ops_turned._TWINS}
-KS = {f"{t[0]}_r": t[4] for t in ops_turned._TWINS}
+KS = {f"{t[0]}_r": t[3] for t in ops_turned._TWINS}
 """Each turned twin and the op it turns."""
 
 INV = {1: 3, 2: 2, 3: 1, 4: 4, 5: 5, 6: 6, 7: 7}
