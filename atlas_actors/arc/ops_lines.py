@@ -1,5 +1,7 @@
-"""More DSL ops: primitives, signatures and generators (see ops_objects.py for the
-conventions).
+"""More DSL ops (see ops_objects.py for the conventions): a grid's one content block
+grown in place into a fractal, a small output looked up by how many colours the grid
+has (background included), and a solid occluding rectangle erased with the picture's
+symmetry completed under it.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).

@@ -1,5 +1,6 @@
-"""More DSL ops: primitives, signatures and generators (see ops_objects.py for the
-conventions).
+"""More DSL ops (see ops_objects.py for the conventions): staircases of shrinking
+parallel copies grown from straight lines, the grid moved by a tally of marker cells,
+and the closed rectangular rooms of a line drawing filled.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).

@@ -1,5 +1,5 @@
-"""More DSL ops: primitives, signatures and generators (see ops_objects.py for the
-conventions).
+"""More DSL ops (see ops_objects.py for the conventions): rays in one heading that
+side-step or turn at obstacles instead of stopping.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).

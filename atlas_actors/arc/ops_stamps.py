@@ -1,5 +1,6 @@
-"""More DSL ops: primitives, signatures and generators (see ops_objects.py for the
-conventions).
+"""More DSL ops (see ops_objects.py for the conventions): a motif learned from the
+train pairs grown around every seed cell, once or repeated along a learned period
+(zigzags, staircases, dotted columns).
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
