@@ -9,16 +9,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case, check_registered, ctx, gen
 
-from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_crops as ocr
 from atlas_actors.arc.infer import Ctx
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
-
 
 NEW_OPS = {
     "repeat_count",
@@ -145,10 +139,7 @@ def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> N
 
 
 def test_new_ops_registered_with_cases_and_generators() -> None:
-    assert set(OPS) >= NEW_OPS
-    assert {n for n, _, _ in ocr.OP_TABLE} >= NEW_OPS
-    assert NEW_OPS - {c[0][0] for c in CASES} == set()
-    assert set(ocr.GENERATORS) >= NEW_OPS
+    check_registered(ocr, NEW_OPS, CASES)
 
 
 def test_errors_raise() -> None:
@@ -179,14 +170,6 @@ def test_errors_raise() -> None:
 
 
 # ---------------------------------------------------------------- generators
-
-
-def ctx(pairs: list[tuple[list[list[int]], list[list[int]]]], bg: int = 0) -> Ctx:
-    return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
-
-
-def gen(op: str, c: Ctx) -> list[Any]:
-    return list(ocr.GENERATORS[op](c))
 
 
 def _same(pairs: list[list[list[int]]]) -> Ctx:

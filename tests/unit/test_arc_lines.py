@@ -8,16 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case, check_registered
 
-from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_lines as ol
 from atlas_actors.arc.infer import Ctx
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
-
 
 _IN = G([[0, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]])
 _OUT = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]]
@@ -46,8 +40,8 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
 ]
 
 
-def test_ops_registered() -> None:
-    assert {"kron_fill", "count_colors_grid", "unocclude"} <= set(OPS)
+def test_new_ops_registered_with_cases_and_generators() -> None:
+    check_registered(ol, {"kron_fill", "count_colors_grid", "unocclude"}, CASES)
 
 
 @pytest.mark.parametrize(("prog", "grid", "want"), CASES)

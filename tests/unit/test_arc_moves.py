@@ -8,16 +8,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case, check_registered, ctx, gen
 
-from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_moves as om
-from atlas_actors.arc.infer import Ctx
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
-
 
 NEW_OPS = {"ray_detour"}
 
@@ -69,19 +62,8 @@ def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> N
     check_case(prog, grid, want)
 
 
-def test_registered() -> None:
-    names = {n for n, _f, _k in om.OP_TABLE}
-    assert names == NEW_OPS
-    assert set(OPS) >= NEW_OPS
-    assert set(om.GENERATORS) >= NEW_OPS
-
-
-def ctx(pairs: list[tuple[list[list[int]], list[list[int]]]], bg: int = 0) -> Ctx:
-    return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
-
-
-def gen(op: str, c: Ctx) -> list[Any]:
-    return list(om.GENERATORS[op](c))
+def test_new_ops_registered_with_cases_and_generators() -> None:
+    check_registered(om, NEW_OPS, CASES)
 
 
 def test_ray_detour_generator() -> None:

@@ -8,16 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case, check_registered, ctx, gen
 
-from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_regions as orr
 from atlas_actors.arc.infer import Ctx
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
-
 
 NEW_OPS = {
     "recolor_regions",
@@ -90,10 +84,7 @@ def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> N
 
 
 def test_new_ops_registered_with_cases_and_generators() -> None:
-    assert set(OPS) >= NEW_OPS
-    assert {n for n, _, _ in orr.OP_TABLE} >= NEW_OPS
-    assert NEW_OPS - {c[0][0] for c in CASES} == set()
-    assert set(orr.GENERATORS) >= NEW_OPS
+    check_registered(orr, NEW_OPS, CASES)
 
 
 def test_errors_raise() -> None:
@@ -124,14 +115,6 @@ def test_region_features() -> None:
 
 
 # ---------------------------------------------------------------- generators
-
-
-def ctx(pairs: list[tuple[list[list[int]], list[list[int]]]], bg: int = 0) -> Ctx:
-    return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
-
-
-def gen(op: str, c: Ctx) -> list[Any]:
-    return list(orr.GENERATORS[op](c))
 
 
 def test_recolor_regions_generator() -> None:

@@ -9,15 +9,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case, check_registered, ctx, gen
 
-from atlas_actors.arc import OPS
 from atlas_actors.arc import ops_stamps as ost
-from atlas_actors.arc.infer import Ctx
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
 
 
 def K(dy: int, dx: int, s: int, own: int) -> int:
@@ -77,10 +71,7 @@ def test_case(prog: Any, grid: np.ndarray[Any, Any], want: list[list[int]]) -> N
 
 
 def test_new_ops_registered_with_cases_and_generators() -> None:
-    assert set(OPS) >= NEW_OPS
-    assert {n for n, _, _ in ost.OP_TABLE} >= NEW_OPS
-    assert NEW_OPS - {c[0][0] for c in CASES} == set()
-    assert set(ost.GENERATORS) >= NEW_OPS
+    check_registered(ost, NEW_OPS, CASES)
 
 
 def test_errors_raise() -> None:
@@ -88,14 +79,6 @@ def test_errors_raise() -> None:
         ost.seed_motif(G([[0, 0]]), _ZIG, 2, 0, -1, 0)  # no seed
     with pytest.raises(ValueError):
         ost.seed_motif(G([[1] * 13]), _ZIG, 2, 0, -1, 0)  # too many seeds
-
-
-def ctx(pairs: list[tuple[list[list[int]], list[list[int]]]], bg: int = 0) -> Ctx:
-    return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
-
-
-def gen(op: str, c: Ctx) -> list[Any]:
-    return list(ost.GENERATORS[op](c))
 
 
 def test_seed_motif_generator() -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from arc_cases import check_case
+from arc_cases import G, check_case
 from test_arc_objects import _KA, _KB
 
 from atlas_actors.arc import OPS, compile_program, ops_turned
@@ -21,10 +21,6 @@ KS = {f"{t[0]}_r": t[3] for t in ops_turned._TWINS}
 """Each turned twin and the op it turns."""
 
 INV = {1: 3, 2: 2, 3: 1, 4: 4, 5: 5, 6: 6, 7: 7}
-
-
-def G(rows: list[list[int]]) -> np.ndarray[Any, Any]:
-    return np.array(rows, dtype=np.int64)
 
 
 # (base program, input, expected); the twins get these under every rigid transform
