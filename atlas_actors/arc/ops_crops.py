@@ -16,7 +16,7 @@ import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits
 from atlas_actors.arc.ops_objects import color_mask, nest_shapes
-from atlas_actors.arc.prims import components, rigid, role_color
+from atlas_actors.arc.prims import grid_feature, rigid, role_color
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -37,19 +37,19 @@ _CORNERS = ("tl", "tr", "bl", "br")
 _LAYOUTS = ("row", "col", "square", "side_ncells", "side_nbg", "side_ncolors")
 
 
+_GRID_COUNTS = {"ncells": "ncells", "ncolors": "ncolors", "nobjects": "nobjects8"}
+"""The counts that are :func:`prims.grid_feature` features (by their name there)."""
+
+
 def _count(g: Grid, what: str, bg: int) -> int:
     """A number read off the grid: its non-background cells (``ncells``), background
     cells (``nbg``), non-background colours (``ncolors``) or objects (``nobjects``,
     8-connected, several colours)."""
-    if what == "ncells":
-        return int((g != bg).sum())
     if what == "nbg":
         return int((g == bg).sum())
-    if what == "ncolors":
-        return int(np.unique(g[g != bg]).size)
-    if what == "nobjects":
-        return len(components(g, 8, 0, bg))
-    raise ValueError(f"unknown count {what}")
+    if what not in _GRID_COUNTS:
+        raise ValueError(f"unknown count {what}")
+    return grid_feature(g, _GRID_COUNTS[what], bg)
 
 
 def repeat_count(g: Grid, what: str, layout: str, bg: int) -> Grid:
