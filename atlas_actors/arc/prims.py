@@ -286,6 +286,27 @@ _SEL_FEATURE = {
 
 
 def _select(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[Grid, Grid]:
+    """The object ``sel`` picks from ``objs`` (raises ValueError when none does).
+
+    Memoised by the identity of ``objs``: object lists come from :func:`components`'
+    cache, which keeps them alive until it clears the feature cache along with itself."""
+    key = ("select", id(objs), sel, bg)
+    hit = _CACHE_FEAT.get(key)
+    if hit is None:
+        try:
+            picked = _select_uncached(g, objs, sel, bg)
+            hit = next(i for i, o in enumerate(objs) if o is picked)
+        except ValueError:
+            hit = -1
+        _CACHE_FEAT[key] = hit
+    if hit < 0:
+        raise ValueError(f"selector {sel!r} picks no object")
+    return objs[hit]
+
+
+def _select_uncached(
+    g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int
+) -> tuple[Grid, Grid]:
     if not objs or len(objs) > 300:
         raise ValueError("no objects or too many")
     if sel in ("largest", "smallest"):

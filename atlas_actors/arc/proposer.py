@@ -22,6 +22,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import anyio.to_thread
@@ -264,10 +265,24 @@ def n_exact(e: _Entry, out: list[Any]) -> int:
 
 
 def _key(expr: Expr) -> str:
+    """Canonical text of a program (``"invalid"`` for one that does not validate).
+
+    The search keys every state it filters, often the same one many times over
+    (a fifth of a task's time went here uncached), so keys are memoised."""
+    try:
+        return _cached_key(expr)
+    except TypeError:  # unhashable (lists inside): compute it afresh
+        return _uncached_key(expr)
+
+
+def _uncached_key(expr: Expr) -> str:
     try:
         return Program(expr).canonical()
     except InvalidSolutionError:
         return "invalid"
+
+
+_cached_key = lru_cache(maxsize=1 << 16)(_uncached_key)
 
 
 def _parse(solution: Any) -> Expr | None:

@@ -1,0 +1,57 @@
+"""The search's memos and fast checks keep the answers of the slow paths they replace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from atlas_actors.arc import prims, proposer
+from atlas_actors.arc.solver import _valid
+
+
+@pytest.mark.parametrize(
+    ("grid", "ok"),
+    [
+        (np.array([[0, 9], [3, 4]]), True),
+        (np.array([[1, -1]]), False),  # negative: huge once read as unsigned
+        (np.array([[10]]), False),
+        (np.array([[-128]], dtype=np.int8), False),
+        (np.array([[7]], dtype=np.uint8), True),
+        (np.array([[1, 2], [3, -4]]).T, False),  # a non-contiguous view
+        (np.array([[1, 2], [3, 4]])[:, ::-1], True),
+        (np.zeros((31, 2), dtype=np.int64), False),
+        (np.zeros((0, 2), dtype=np.int64), False),
+        (np.zeros((2, 2)), False),  # floats are not grids
+        ([[1]], False),
+    ],
+)
+def test_valid_grids(grid: object, ok: bool) -> None:
+    assert _valid(grid) is ok
+
+
+def test_selection_memo_returns_the_same_pick_and_the_same_refusal() -> None:
+    g = np.array([[1, 1, 0, 2], [1, 1, 0, 0], [0, 0, 0, 3]])
+    objs = prims.components(g, 4, 1, 0)
+    for _ in range(2):  # second round answers from the memo
+        ys, xs = prims._select(g, objs, "largest", 0)
+        cells = sorted(zip(ys.tolist(), xs.tolist(), strict=True))
+        assert cells == [(0, 0), (0, 1), (1, 0), (1, 1)]
+        with pytest.raises(ValueError):
+            prims._select(g, objs, "symmetric", 0)  # all three are symmetric: no pick
+
+
+def test_selection_follows_the_grid_not_an_earlier_pick() -> None:
+    a = np.array([[1, 1, 0, 2], [1, 1, 0, 0]])
+    b = np.array([[1, 0, 2, 2], [0, 0, 2, 2]])
+    for _ in range(2):
+        assert prims.crop_object(a, "largest", 4, 1, 0, 1).tolist() == [[1, 1], [1, 1]]
+        assert prims.crop_object(b, "largest", 4, 1, 0, 1).tolist() == [[2, 2], [2, 2]]
+        assert prims.crop_object(b, "smallest", 4, 1, 0, 1).tolist() == [[1]]
+
+
+def test_program_keys_are_canonical_memoised_and_take_unhashable_programs() -> None:
+    expr = ("recolor", ("rigid", "x", 1), ((1, 2),))
+    assert proposer._key(expr) == '["recolor",["rigid","x",1],[[1,2]]]'
+    assert proposer._key(expr) is proposer._key(expr)  # the memo's answer
+    assert proposer._key(["recolor", ["rigid", "x", 1], [[1, 2]]]) == proposer._key(expr)
+    assert proposer._key(("no_such_op", "x")) == "invalid"
