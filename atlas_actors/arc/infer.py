@@ -38,6 +38,14 @@ def _colors_besides(grids: list[Grid], bg: int) -> list[int]:
     return sorted(cs)
 
 
+def _labels(g: Grid, conn: int, by_color: int, bg: int) -> Grid:
+    """Each cell's object number (0 for background) under one object split."""
+    lab = np.zeros(g.shape, dtype=np.int16)
+    for i, (ys, xs) in enumerate(prims.components(g, conn, by_color, bg)):
+        lab[ys, xs] = i + 1
+    return lab
+
+
 @dataclass
 class Ctx:
     """What a generator may look at: intermediate grids (train then test) and targets."""
@@ -65,6 +73,26 @@ class Ctx:
         if key not in self.cache:
             self.cache[key] = fn()
         return self.cache[key]
+
+    def conns(
+        self, order: tuple[tuple[int, int], ...] = ((8, 0), (8, 1), (4, 0), (4, 1))
+    ) -> list[tuple[int, int]]:
+        """The ``(conn, by_color)`` object splits worth trying, in ``order``: a split that
+        cuts every state (train and test) into exactly the objects an earlier one does is
+        left out, since an op that sees the grid only through its objects gives the same
+        grids with either (so the search would only find duplicates)."""
+
+        def f() -> list[tuple[int, int]]:
+            seen: set[bytes] = set()
+            out = []
+            for conn, by_color in order:
+                sig = b"|".join(_labels(g, conn, by_color, self.bg).tobytes() for g in self.states)
+                if sig not in seen:
+                    seen.add(sig)
+                    out.append((conn, by_color))
+            return out
+
+        return list(self._get(f"conns{order}", f))
 
     @property
     def same_shape(self) -> bool:
@@ -174,6 +202,21 @@ class Ctx:
         return self._get("ncol", f)  # type: ignore[no-any-return]
 
     @property
+    def grown_colors(self) -> list[int]:
+        """Colours some target has on cells where its state has the background (what
+        an op that paints over the background may usefully paint with), sorted."""
+
+        def f() -> list[int]:
+            cs: set[int] = set()
+            for s, t in self.pairs:
+                if s.shape == t.shape:
+                    cs |= set(np.unique(t[s == self.bg]).tolist())
+            cs.discard(self.bg)
+            return sorted(cs)
+
+        return list(self._get("gcol", f))
+
+    @property
     def paint_roles(self) -> list[int]:
         """Colour roles (10-13, see ``prims.role_color``) that name, in every train pair,
         the colour the target gains most, when that colour is not the same in all pairs."""
@@ -269,11 +312,10 @@ def g_keep_color(ctx: Ctx) -> Iterator[Args]:
 def g_crop_object(ctx: Ctx) -> Iterator[Args]:
     if not ctx.smaller:
         return
-    for conn in (8, 4):
-        for by_color in (0, 1):
-            for keep in (1, 0):
-                for sel in SELECTORS:
-                    yield (sel, conn, by_color, ctx.bg, keep)
+    for conn, by_color in ctx.conns():
+        for keep in (1, 0):
+            for sel in SELECTORS:
+                yield (sel, conn, by_color, ctx.bg, keep)
 
 
 def g_crop_color(ctx: Ctx) -> Iterator[Args]:
@@ -302,10 +344,9 @@ def g_map_objects(ctx: Ctx) -> Iterator[Args]:
     subs: list[Any] = [("flip_h", "x"), ("flip_v", "x"), ("rot180", "x"), ("transpose", "x")]
     subs += [("fill_enclosed", "x", c, ctx.bg) for c in ctx.new_colors[:2]]
     subs += [("symmetrize", "x", k, ctx.bg) for k in ("h", "v", "hv")]
-    for conn in (8, 4):
-        for by_color in (0, 1):
-            for s in subs:
-                yield (s, conn, by_color, ctx.bg)
+    for conn, by_color in ctx.conns():
+        for s in subs:
+            yield (s, conn, by_color, ctx.bg)
 
 
 def _obj_pairs(ctx: Ctx, conn: int, by_color: int) -> list[tuple[Grid, Grid, list[Any]]] | None:
@@ -470,10 +511,9 @@ def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
 def g_extreme(ctx: Ctx) -> Iterator[Args]:
     if ctx.depth > 1:
         return
-    for conn in (8, 4):
-        for by_color in (0, 1):
-            for sel in SELECTORS:
-                yield (sel, conn, by_color, ctx.bg)
+    for conn, by_color in ctx.conns():
+        for sel in SELECTORS:
+            yield (sel, conn, by_color, ctx.bg)
 
 
 def g_upscale(ctx: Ctx) -> Iterator[Args]:
@@ -579,9 +619,8 @@ def g_paint(ctx: Ctx) -> Iterator[Args]:
 def g_fill_bbox(ctx: Ctx) -> Iterator[Args]:
     if ctx.same_shape:
         for c in ctx.new_colors[:2] + ctx.paint_roles:
-            for conn in (8, 4):
-                for by_color in (0, 1):
-                    yield (c, conn, by_color, ctx.bg)
+            for conn, by_color in ctx.conns():
+                yield (c, conn, by_color, ctx.bg)
 
 
 def g_halo(ctx: Ctx) -> Iterator[Args]:
@@ -600,7 +639,10 @@ def g_border(ctx: Ctx) -> Iterator[Args]:
 def g_rays(ctx: Ctx) -> Iterator[Args]:
     if not ctx.same_shape:
         return
-    colors: list[tuple[int, int]] = [(c, ctx.bg) for c in ctx.state_colors[:4]]
+    # a ray has its source's colour and covers background: only colours some target
+    # gains on background cells can be rays
+    grown = ctx.grown_colors
+    colors = [(c, ctx.bg) for c in ctx.state_colors if c in grown][:4]
     if ctx.depth >= 1 and ctx.bg_varies:
         # past the input (e.g. after a crop): background and ray colour as colour roles
         colors += [(r, 13) for r in (10, 11, 12)]
@@ -1001,8 +1043,8 @@ def g_upscale_by(ctx: Ctx) -> Iterator[Args]:
 def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
     if ctx.same_shape:
         for d in GRAVITY:
-            yield (d, 8, ctx.bg)
-            yield (d, 4, ctx.bg)
+            for conn, _ in ctx.conns(((8, 0), (4, 0))):
+                yield (d, conn, ctx.bg)
 
 
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:

@@ -1,0 +1,71 @@
+"""Parameter generators leave out arguments that can only give duplicate or useless
+states, and what they leave out really is a duplicate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from arc_cases import G, ctx, gen
+
+from atlas_actors.arc import OPS, Program
+
+# every object is one colour and no two touch at a corner: all four splits agree
+PLAIN = [[1, 1, 0, 2], [0, 0, 0, 2], [3, 0, 0, 0]]
+# a diagonal touch (8 vs 4 differ) and a two-colour object (by colour or not differ)
+MIXED = [[1, 0, 0, 0], [0, 1, 2, 0], [0, 0, 0, 3]]
+
+
+def test_splits_that_cut_the_same_objects_are_left_out() -> None:
+    assert ctx([(PLAIN, PLAIN)]).conns() == [(8, 0)]
+    assert ctx([(MIXED, MIXED)]).conns() == [(8, 0), (8, 1), (4, 0), (4, 1)]
+    # a split differing only on a test input still counts
+    c = ctx([(PLAIN, PLAIN)])
+    c.states.append(G(MIXED))
+    assert c.conns() == [(8, 0), (8, 1), (4, 0), (4, 1)]
+
+
+@pytest.mark.parametrize(
+    ("op", "args"),
+    [
+        ("keep_extreme", ("largest", "@conn", "@by", 0)),
+        ("remove_extreme", ("smallest", "@conn", "@by", 0)),
+        ("crop_object", ("largest", "@conn", "@by", 0, 1)),
+        ("map_objects", (("flip_h", "x"), "@conn", "@by", 0)),
+        ("fill_bbox", (5, "@conn", "@by", 0)),
+    ],
+)
+def test_a_left_out_split_gives_the_same_grid_as_the_one_kept(
+    op: str, args: tuple[Any, ...]
+) -> None:
+    def run(grid: list[list[int]], conn: int, by: int) -> list[list[int]]:
+        call = [conn if a == "@conn" else by if a == "@by" else a for a in args]
+        call = [Program(a) if isinstance(a, tuple) else a for a in call]
+        return np.asarray(OPS[op].fn(G(grid), *call)).tolist()
+
+    kept = run(PLAIN, 8, 0)
+    for conn, by in ((8, 1), (4, 0), (4, 1)):
+        assert run(PLAIN, conn, by) == kept
+    # where the splits differ, so does the op (the check above is not vacuous)
+    assert run(MIXED, 8, 0) != run(MIXED, 4, 1)
+
+
+def test_the_generators_use_the_kept_splits_only() -> None:
+    c = ctx([(PLAIN, [[0, 0, 0, 2], [0, 0, 0, 2], [0, 0, 0, 0]])])
+    assert {(a[1], a[2]) for a in gen("keep_extreme", c)} == {(8, 0)}
+    assert {(a[1], a[2]) for a in gen("map_objects", c)} == {(8, 0)}
+    assert {a[1] for a in gen("object_gravity", c)} == {8}
+    m = ctx([(MIXED, MIXED)])
+    assert {(a[1], a[2]) for a in gen("keep_extreme", m)} == {(8, 0), (8, 1), (4, 0), (4, 1)}
+    assert {a[1] for a in gen("object_gravity", m)} == {8, 4}
+
+
+def test_rays_only_in_colours_a_target_gains_on_the_background() -> None:
+    state = [[0, 0, 0, 0], [0, 1, 0, 2], [0, 0, 0, 0]]
+    target = [[0, 1, 0, 0], [0, 1, 0, 2], [0, 1, 0, 0]]  # 1 grows, 2 does not
+    colours = {a[0] for a in gen("rays", ctx([(state, target)]))}
+    assert colours == {1}
+    # a colour that only moves (bg cells become 2 elsewhere) may still be a ray
+    moved = [[0, 0, 0, 2], [0, 1, 0, 0], [0, 0, 0, 0]]
+    assert {a[0] for a in gen("rays", ctx([(state, moved)]))} == {2}
