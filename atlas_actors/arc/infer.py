@@ -313,8 +313,9 @@ def g_crop_object(ctx: Ctx) -> Iterator[Args]:
     if not ctx.smaller:
         return
     for conn, by_color in ctx.conns():
+        sels = _selections(ctx, SELECTORS, conn, by_color)
         for keep in (1, 0):
-            for sel in SELECTORS:
+            for sel in sels:
                 yield (sel, conn, by_color, ctx.bg, keep)
 
 
@@ -508,11 +509,25 @@ def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
                     break
 
 
+def _selections(ctx: Ctx, sels: Any, conn: int, by_color: int) -> list[str]:
+    """The selectors of ``sels`` that pick an object in every state, leaving out one
+    that picks the same objects as an earlier one (an op that sees only the picked
+    object would give the same grids)."""
+    seen: set[tuple[int, ...]] = set()
+    out = []
+    for sel in sels:
+        picks = tuple(prims.select_index(g, sel, conn, by_color, ctx.bg) for g in ctx.states)
+        if -1 not in picks and picks not in seen:
+            seen.add(picks)
+            out.append(sel)
+    return out
+
+
 def g_extreme(ctx: Ctx) -> Iterator[Args]:
     if ctx.depth > 1:
         return
     for conn, by_color in ctx.conns():
-        for sel in SELECTORS:
+        for sel in _selections(ctx, SELECTORS, conn, by_color):
             yield (sel, conn, by_color, ctx.bg)
 
 
@@ -1050,7 +1065,8 @@ def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:
     if ctx.same_shape:
         for by_color in (1, 0):
-            for sel in ("smallest", "largest", "unique_color", "common_color", "top", "bottom"):
+            sels = ("smallest", "largest", "unique_color", "common_color", "top", "bottom")
+            for sel in _selections(ctx, sels, 8, by_color):
                 yield (sel, 8, by_color, ctx.bg)
 
 

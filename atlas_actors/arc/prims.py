@@ -21,6 +21,7 @@ Grid = np.ndarray[Any, Any]
 
 _CACHE_CC: dict[Any, Any] = {}
 _CACHE_FEAT: dict[Any, int] = {}
+_CACHE_MAP: dict[Any, Grid] = {}
 
 # ---------------------------------------------------------------- geometry
 
@@ -286,7 +287,20 @@ _SEL_FEATURE = {
 
 
 def _select(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[Grid, Grid]:
-    """The object ``sel`` picks from ``objs`` (raises ValueError when none does).
+    """The object ``sel`` picks from ``objs`` (raises ValueError when none does)."""
+    i = _pick(g, objs, sel, bg)
+    if i < 0:
+        raise ValueError(f"selector {sel!r} picks no object")
+    return objs[i]
+
+
+def select_index(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> int:
+    """Which of ``g``'s objects (in :func:`components` order) ``sel`` picks; -1 for none."""
+    return _pick(g, components(g, conn, by_color, bg), sel, bg)
+
+
+def _pick(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> int:
+    """Index of the object ``sel`` picks from ``objs``, -1 when it picks none.
 
     Memoised by the identity of ``objs``: object lists come from :func:`components`'
     cache, which keeps them alive until it clears the feature cache along with itself."""
@@ -299,9 +313,7 @@ def _select(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[
         except ValueError:
             hit = -1
         _CACHE_FEAT[key] = hit
-    if hit < 0:
-        raise ValueError(f"selector {sel!r} picks no object")
-    return objs[hit]
+    return hit
 
 
 def _select_uncached(
@@ -422,7 +434,14 @@ def map_objects(g: Grid, fn: Any, conn: int, by_color: int, bg: int) -> Grid:
         y0, x0 = int(ys.min()), int(xs.min())
         sub = np.full((int(ys.max()) - y0 + 1, int(xs.max()) - x0 + 1), bg, dtype=g.dtype)
         sub[ys - y0, xs - x0] = g[ys, xs]
-        r = np.asarray(fn(sub))
+        key = (fn, sub.shape, sub.tobytes(), bg)
+        r = _CACHE_MAP.get(key)
+        if r is None:
+            # the same object recurs in many states of a search: transform it once
+            r = np.asarray(fn(sub))
+            if len(_CACHE_MAP) > 50000:
+                _CACHE_MAP.clear()
+            _CACHE_MAP[key] = r
         if r.ndim != 2 or y0 + r.shape[0] > h or x0 + r.shape[1] > w:
             continue
         o[ys, xs] = bg
@@ -789,6 +808,10 @@ def rays(g: Grid, c: int, dirs: str, stop: int, bg: int) -> Grid:
         raise ValueError("too many sources")
     paint = np.zeros((h, w), dtype=bool)
     for dy, dx in _DIRS[dirs]:
+        if dx == 0 or dy == 0:  # along rows or columns: one scan, no stepping
+            down = _rays_down(_as_down(src, dy, dx, False), _as_down(free, dy, dx, False), stop)
+            paint |= _as_down(down, dy, dx, True)
+            continue
         front = src
         for _ in range(max(h, w)):
             nxt = np.zeros((h, w), dtype=bool)
@@ -804,6 +827,34 @@ def rays(g: Grid, c: int, dirs: str, stop: int, bg: int) -> Grid:
                 break
             paint |= front & free
     return np.where(paint, c, g)
+
+
+def _rays_down(src: Grid, free: Grid, stop: int) -> Grid:
+    """Background cells a downward ray from a ``src`` cell reaches: with ``stop``, when
+    the nearest non-background cell above is a source; without, when any source is."""
+    h, w = src.shape
+    out = np.zeros((h, w), dtype=bool)
+    if h < 2:
+        return out
+    if stop:
+        rows = np.arange(h)[:, None]
+        last = np.maximum.accumulate(np.where(free, -1, rows), axis=0)[:-1]
+        hit = src[np.maximum(last, 0), np.arange(w)[None, :]] & (last >= 0)
+        out[1:] = hit & free[1:]
+    else:
+        out[1:] = np.logical_or.accumulate(src, axis=0)[:-1] & free[1:]
+    return out
+
+
+def _as_down(m: Grid, dy: int, dx: int, back: bool) -> Grid:
+    """``m`` turned so that direction (dy, dx) runs down (``back``: turned back)."""
+    if dy == 1:
+        return m
+    if dy == -1:
+        return m[::-1]
+    if dx == 1:
+        return m.T
+    return m[::-1].T if back else m.T[::-1]
 
 
 def connect(g: Grid, c: int, line: int, bg: int) -> Grid:
@@ -1059,15 +1110,15 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
     if len(objs) > 60:
         raise ValueError("too many objects")
     objs = sorted(objs, key=lambda o: -int(o[0].max()))
+    rows = np.arange(h)[:, None]
     for ys, xs in objs:
         vals = a[ys, xs].copy()
         a[ys, xs] = bg
-        step = 0
-        while step < h:
-            ny = ys + step + 1
-            if ny.max() >= h or (a[ny, xs] != bg).any():
-                break
-            step += 1
+        # the fall is the shortest free run below any of the object's cells: row index
+        # of the first non-background cell at or below each row (h when none)
+        first = np.minimum.accumulate(np.where(a != bg, rows, h)[::-1], axis=0)[::-1]
+        below = np.vstack([first[1:], np.full((1, a.shape[1]), h)])
+        step = int((below[ys, xs] - ys - 1).min())
         a[ys + step, xs] = vals
     return rigid(a, back)
 

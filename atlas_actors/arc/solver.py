@@ -17,6 +17,7 @@ import heapq
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -184,7 +185,7 @@ class TaskSolver:
                 if k == "g":
                     cols.append(self._eval(a))
                 elif k == "f":
-                    cols.append(Program(a))
+                    cols.append(_program(a))
                 else:
                     cols.append(_plain(a))
             outs = []
@@ -207,7 +208,7 @@ class TaskSolver:
         try:
             call = _plain(
                 [
-                    (Program(a) if k == "f" else a)
+                    (_program(a) if k == "f" else a)
                     for k, a in zip(OPS[op].kinds[1:], args, strict=True)
                 ]
             )
@@ -571,6 +572,13 @@ def complexity(e: Expr) -> float:
         elif k in ("table", "cmap"):
             cost += len(a) / 8
     return cost
+
+
+@lru_cache(maxsize=4096)
+def _program(expr: Expr) -> Program:
+    """The sub-program an op such as ``map_objects`` takes, built (and compiled, on first
+    call) once per expression rather than once per application."""
+    return Program(expr)
 
 
 def _plain(v: Any) -> Any:

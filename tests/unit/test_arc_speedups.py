@@ -55,3 +55,50 @@ def test_program_keys_are_canonical_memoised_and_take_unhashable_programs() -> N
     assert proposer._key(expr) is proposer._key(expr)  # the memo's answer
     assert proposer._key(["recolor", ["rigid", "x", 1], [[1, 2]]]) == proposer._key(expr)
     assert proposer._key(("no_such_op", "x")) == "invalid"
+
+
+def _rays_by_steps(g: np.ndarray, c: int, dirs: str, stop: int, bg: int) -> np.ndarray:
+    """Reference: walk every ray cell by cell."""
+    h, w = g.shape
+    out = g.copy()
+    for y, x in zip(*np.nonzero(g == c), strict=True):
+        for dy, dx in prims._DIRS[dirs]:
+            ny, nx = y + dy, x + dx
+            while 0 <= ny < h and 0 <= nx < w:
+                if g[ny, nx] == bg:
+                    out[ny, nx] = c
+                elif stop:
+                    break
+                ny, nx = ny + dy, nx + dx
+    return out
+
+
+def _gravity_by_steps(g: np.ndarray, conn: int, bg: int) -> np.ndarray:
+    """Reference: drop each object (lowest first) one row at a time."""
+    a = g.copy()
+    h = a.shape[0]
+    objs = sorted(prims.components(a, conn, 0, bg), key=lambda o: -int(o[0].max()))
+    for ys, xs in objs:
+        vals = a[ys, xs].copy()
+        a[ys, xs] = bg
+        step = 0
+        while ys.max() + step + 1 < h and (a[ys + step + 1, xs] == bg).all():
+            step += 1
+        a[ys + step, xs] = vals
+    return a
+
+
+def test_rays_and_object_gravity_match_step_by_step_references() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        h, w = (int(v) for v in rng.integers(1, 11, 2))
+        g = np.where(rng.random((h, w)) < 0.3, rng.integers(1, 4, (h, w)), 0)
+        if int((g == 1).sum()) <= 40:
+            for dirs in prims._DIRS:
+                for stop in (0, 1):
+                    want = _rays_by_steps(g, 1, dirs, stop, 0)
+                    assert (prims.rays(g, 1, dirs, stop, 0) == want).all(), (g, dirs, stop)
+        if len(prims.components(g, 8, 0, 0)) <= 60:
+            for conn in (4, 8):
+                got = prims.object_gravity(g, "down", conn, 0)
+                assert (got == _gravity_by_steps(g, conn, 0)).all(), (g, conn)
