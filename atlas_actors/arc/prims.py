@@ -20,7 +20,9 @@ import numpy as np
 Grid = np.ndarray[Any, Any]
 
 _CACHE_CC: dict[Any, Any] = {}
-_CACHE_FEAT: dict[Any, int] = {}
+_CACHE_FEAT: dict[Any, tuple[Any, int]] = {}
+"""Object features and selections by the id of the object (list), with the object
+(list) itself, so a stale id never matches."""
 _CACHE_MAP: dict[Any, Grid] = {}
 
 # ---------------------------------------------------------------- geometry
@@ -179,12 +181,14 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
 def obj_feature(g: Grid, o: tuple[Grid, Grid], name: str, bg: int) -> int:
     """A numeric feature of one object (used to select, filter and recolour)."""
     key = (id(o[0]), name, bg)
-    v = _CACHE_FEAT.get(key)
-    if v is None:
-        v = _obj_feature(g, o, name, bg)
-        if len(_CACHE_FEAT) > 200000:
-            _CACHE_FEAT.clear()
-        _CACHE_FEAT[key] = v
+    hit = _CACHE_FEAT.get(key)
+    if hit is not None and hit[0] is o[0]:
+        return hit[1]
+    v = _obj_feature(g, o, name, bg)
+    if len(_CACHE_FEAT) > 200000:
+        _CACHE_FEAT.clear()
+    # the entry holds the object's array, so its id cannot be reused while it stands
+    _CACHE_FEAT[key] = (o[0], v)
     return v
 
 
@@ -302,18 +306,20 @@ def select_index(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> int:
 def _pick(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> int:
     """Index of the object ``sel`` picks from ``objs``, -1 when it picks none.
 
-    Memoised by the identity of ``objs``: object lists come from :func:`components`'
-    cache, which keeps them alive until it clears the feature cache along with itself."""
+    Memoised by the identity of ``objs`` (see ``_CACHE_FEAT``)."""
     key = ("select", id(objs), sel, bg)
     hit = _CACHE_FEAT.get(key)
-    if hit is None:
-        try:
-            picked = _select_uncached(g, objs, sel, bg)
-            hit = next(i for i, o in enumerate(objs) if o is picked)
-        except ValueError:
-            hit = -1
-        _CACHE_FEAT[key] = hit
-    return hit
+    if hit is not None and hit[0] is objs:
+        return hit[1]
+    try:
+        picked = _select_uncached(g, objs, sel, bg)
+        i = next(i for i, o in enumerate(objs) if o is picked)
+    except ValueError:
+        i = -1
+    # the entry holds the list, so its id cannot be reused while it stands (a list can
+    # outlive its place in the components cache, which may clear during the selection)
+    _CACHE_FEAT[key] = (objs, i)
+    return i
 
 
 def _select_uncached(

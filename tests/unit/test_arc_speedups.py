@@ -102,3 +102,20 @@ def test_rays_and_object_gravity_match_step_by_step_references() -> None:
             for conn in (4, 8):
                 got = prims.object_gravity(g, "down", conn, 0)
                 assert (got == _gravity_by_steps(g, conn, 0)).all(), (g, conn)
+
+
+def test_a_memo_entry_under_a_reused_id_is_not_trusted() -> None:
+    # an id can be reused once its list is gone; plant one list's entry under another
+    # list's id, as reuse would, and the selection is still computed for the new list
+    a = np.array([[1, 1, 0, 2]])
+    b = np.array([[1, 0, 2, 2]])
+    objs_a, objs_b = prims.components(a, 4, 1, 0), prims.components(b, 4, 1, 0)
+    assert prims._pick(a, objs_a, "largest", 0) == 0
+    prims._CACHE_FEAT[("select", id(objs_b), "largest", 0)] = prims._CACHE_FEAT[
+        ("select", id(objs_a), "largest", 0)
+    ]
+    assert prims._pick(b, objs_b, "largest", 0) == 1
+    o = objs_a[0]
+    assert prims.obj_feature(a, o, "size", 0) == 2
+    prims._CACHE_FEAT[(id(objs_b[0][0]), "size", 0)] = prims._CACHE_FEAT[(id(o[0]), "size", 0)]
+    assert prims.obj_feature(b, objs_b[0], "size", 0) == 1
