@@ -5,7 +5,8 @@ Runs :class:`atlas_actors.arc.solver.TaskSolver` (the enumeration inside the off
 DSL proposer) on every ``--step``-th ARC-AGI-1 training task with a fixed budget of op
 applications, so the same states are visited on every run, and prints per run:
 applications per CPU second, the share of applications that give a new state (the rest
-are duplicates of a state already seen, or fail), and the ops that take the most time.
+are duplicates of a state already seen, or fail), new states per CPU second (what the
+search gets for its time), and the ops that take the most time.
 Reports medians over ``--runs`` runs (the machine is shared and noisy).
 
     .venv/bin/python scripts/bench_search.py              # every 8th task, 3000 apps, 3 runs
@@ -64,12 +65,13 @@ def main() -> None:
     p.add_argument("--top", type=int, default=10, help="ops to list by time")
     args = p.parse_args()
     print(f"atlas_actors from {S.__file__.rsplit('/arc/', 1)[0]}")
-    rates, shares = [], []
+    rates, shares, fresh = [], [], []
     total: collections.Counter[str] = collections.Counter()
     for i in range(args.runs):
         seconds, apps, new, by_op = run(args.step, args.budget)
         rates.append(apps / seconds)
         shares.append(new / apps)
+        fresh.append(new / seconds)
         total.update(by_op)
         print(
             f"run {i + 1}: {apps} applications in {seconds:.1f} s CPU = {apps / seconds:.0f}/s, "
@@ -77,7 +79,8 @@ def main() -> None:
         )
     print(
         f"median: {statistics.median(rates):.0f} applications/s, "
-        f"{statistics.median(shares):.1%} of applications give a new state"
+        f"{statistics.median(shares):.1%} of applications give a new state, "
+        f"{statistics.median(fresh):.0f} new states/s"
     )
     spent = sum(total.values())
     print(f"op time by op (all runs, {spent:.1f} s in op applications):")
