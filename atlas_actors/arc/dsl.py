@@ -444,6 +444,14 @@ def _compile_expr(e: Expr) -> Callable[[Grid], Grid]:
     return run
 
 
+@lru_cache(maxsize=1 << 16)
+def program_of(expr: Expr) -> Program:
+    """The :class:`Program` of a hashable expression, built once: a search asks for the
+    same ones over and over (to key states, to pass sub-programs to ops). Raises like
+    the constructor (exceptions are not cached) and TypeError for an unhashable one."""
+    return Program(expr)
+
+
 @lru_cache(maxsize=8192)
 def _compile_cached(key: str) -> Callable[[Grid], Grid]:
     return Program(json.loads(key))

@@ -94,6 +94,25 @@ class Ctx:
 
         return list(self._get(f"conns{order}", f))
 
+    def selections(self, sels: tuple[str, ...], conn: int, by_color: int) -> list[str]:
+        """The selectors of ``sels`` that pick an object in every state, leaving out one
+        that picks the same objects as an earlier one (an op that sees only the picked
+        object would give the same grids)."""
+
+        def f() -> list[str]:
+            seen: set[tuple[int, ...]] = set()
+            out = []
+            for sel in sels:
+                picks = tuple(
+                    prims.select_index(g, sel, conn, by_color, self.bg) for g in self.states
+                )
+                if -1 not in picks and picks not in seen:
+                    seen.add(picks)
+                    out.append(sel)
+            return out
+
+        return list(self._get(f"sels{sels}{conn}{by_color}", f))
+
     @property
     def same_shape(self) -> bool:
         return bool(
@@ -313,7 +332,7 @@ def g_crop_object(ctx: Ctx) -> Iterator[Args]:
     if not ctx.smaller:
         return
     for conn, by_color in ctx.conns():
-        sels = _selections(ctx, SELECTORS, conn, by_color)
+        sels = ctx.selections(SELECTORS, conn, by_color)
         for keep in (1, 0):
             for sel in sels:
                 yield (sel, conn, by_color, ctx.bg, keep)
@@ -509,25 +528,11 @@ def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
                     break
 
 
-def _selections(ctx: Ctx, sels: Any, conn: int, by_color: int) -> list[str]:
-    """The selectors of ``sels`` that pick an object in every state, leaving out one
-    that picks the same objects as an earlier one (an op that sees only the picked
-    object would give the same grids)."""
-    seen: set[tuple[int, ...]] = set()
-    out = []
-    for sel in sels:
-        picks = tuple(prims.select_index(g, sel, conn, by_color, ctx.bg) for g in ctx.states)
-        if -1 not in picks and picks not in seen:
-            seen.add(picks)
-            out.append(sel)
-    return out
-
-
 def g_extreme(ctx: Ctx) -> Iterator[Args]:
     if ctx.depth > 1:
         return
     for conn, by_color in ctx.conns():
-        for sel in _selections(ctx, SELECTORS, conn, by_color):
+        for sel in ctx.selections(SELECTORS, conn, by_color):
             yield (sel, conn, by_color, ctx.bg)
 
 
@@ -1064,9 +1069,9 @@ def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
 
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:
     if ctx.same_shape:
+        sels = ("smallest", "largest", "unique_color", "common_color", "top", "bottom")
         for by_color in (1, 0):
-            sels = ("smallest", "largest", "unique_color", "common_color", "top", "bottom")
-            for sel in _selections(ctx, sels, 8, by_color):
+            for sel in ctx.selections(sels, 8, by_color):
                 yield (sel, 8, by_color, ctx.bg)
 
 

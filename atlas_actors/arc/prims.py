@@ -13,6 +13,7 @@ Rigid transform codes (used by ``rigid`` and ``tile_t``): 0 identity, 1 rot90
 from __future__ import annotations
 
 import zlib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -180,15 +181,22 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
 
 def obj_feature(g: Grid, o: tuple[Grid, Grid], name: str, bg: int) -> int:
     """A numeric feature of one object (used to select, filter and recolour)."""
-    key = (id(o[0]), name, bg)
-    hit = _CACHE_FEAT.get(key)
-    if hit is not None and hit[0] is o[0]:
+    return _by_identity(o[0], (name, bg), lambda: _obj_feature(g, o, name, bg))
+
+
+def _by_identity(owner: Any, key: tuple[Any, ...], compute: Callable[[], int]) -> int:
+    """``compute()``, memoised in ``_CACHE_FEAT`` under the identity of ``owner`` (an
+    object's cell array, or an object list) and ``key``. The entry holds ``owner``, so
+    its id cannot be reused while the entry stands; a list can outlive its place in the
+    components cache, which may clear in the middle of a computation."""
+    full = (id(owner), *key)
+    hit = _CACHE_FEAT.get(full)
+    if hit is not None and hit[0] is owner:
         return hit[1]
-    v = _obj_feature(g, o, name, bg)
+    v = compute()
     if len(_CACHE_FEAT) > 200000:
         _CACHE_FEAT.clear()
-    # the entry holds the object's array, so its id cannot be reused while it stands
-    _CACHE_FEAT[key] = (o[0], v)
+    _CACHE_FEAT[full] = (owner, v)
     return v
 
 
@@ -304,22 +312,17 @@ def select_index(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> int:
 
 
 def _pick(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> int:
-    """Index of the object ``sel`` picks from ``objs``, -1 when it picks none.
+    """Index of the object ``sel`` picks from ``objs``, -1 when it picks none (memoised
+    by the identity of ``objs``)."""
 
-    Memoised by the identity of ``objs`` (see ``_CACHE_FEAT``)."""
-    key = ("select", id(objs), sel, bg)
-    hit = _CACHE_FEAT.get(key)
-    if hit is not None and hit[0] is objs:
-        return hit[1]
-    try:
-        picked = _select_uncached(g, objs, sel, bg)
-        i = next(i for i, o in enumerate(objs) if o is picked)
-    except ValueError:
-        i = -1
-    # the entry holds the list, so its id cannot be reused while it stands (a list can
-    # outlive its place in the components cache, which may clear during the selection)
-    _CACHE_FEAT[key] = (objs, i)
-    return i
+    def compute() -> int:
+        try:
+            picked = _select_uncached(g, objs, sel, bg)
+        except ValueError:
+            return -1
+        return next(i for i, o in enumerate(objs) if o is picked)
+
+    return _by_identity(objs, ("select", sel, bg), compute)
 
 
 def _select_uncached(

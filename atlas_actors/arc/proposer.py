@@ -22,12 +22,11 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import anyio.to_thread
 
-from atlas_actors.arc.dsl import OPS, Expr, Program
+from atlas_actors.arc.dsl import OPS, Expr, Program, program_of
 from atlas_actors.arc.solver import Node, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
@@ -267,22 +266,15 @@ def n_exact(e: _Entry, out: list[Any]) -> int:
 def _key(expr: Expr) -> str:
     """Canonical text of a program (``"invalid"`` for one that does not validate).
 
-    The search keys every state it filters, often the same one many times over
-    (a fifth of a task's time went here uncached), so keys are memoised."""
+    The search keys every state it filters, often the same one many times over (a
+    fifth of a task's time went here when each key built a new Program)."""
     try:
-        return _cached_key(expr)
-    except TypeError:  # unhashable (lists inside): compute it afresh
-        return _uncached_key(expr)
-
-
-def _uncached_key(expr: Expr) -> str:
-    try:
-        return Program(expr).canonical()
+        try:
+            return program_of(expr).canonical()
+        except TypeError:  # unhashable (lists inside): build it afresh
+            return Program(expr).canonical()
     except InvalidSolutionError:
         return "invalid"
-
-
-_cached_key = lru_cache(maxsize=1 << 16)(_uncached_key)
 
 
 def _parse(solution: Any) -> Expr | None:

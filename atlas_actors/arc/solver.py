@@ -17,13 +17,12 @@ import heapq
 import threading
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from atlas_actors.arc import prims
-from atlas_actors.arc.dsl import OPS, Expr, Program, expr_size
+from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
 from atlas_actors.arc.infer import GENERATORS, Ctx, infer_cmap
 from atlas_actors.arc.ops_shape import paint_fg
 
@@ -185,7 +184,7 @@ class TaskSolver:
                 if k == "g":
                     cols.append(self._eval(a))
                 elif k == "f":
-                    cols.append(_program(a))
+                    cols.append(program_of(a))
                 else:
                     cols.append(_plain(a))
             outs = []
@@ -208,7 +207,7 @@ class TaskSolver:
         try:
             call = _plain(
                 [
-                    (_program(a) if k == "f" else a)
+                    (program_of(a) if k == "f" else a)
                     for k, a in zip(OPS[op].kinds[1:], args, strict=True)
                 ]
             )
@@ -572,13 +571,6 @@ def complexity(e: Expr) -> float:
         elif k in ("table", "cmap"):
             cost += len(a) / 8
     return cost
-
-
-@lru_cache(maxsize=4096)
-def _program(expr: Expr) -> Program:
-    """The sub-program an op such as ``map_objects`` takes, built (and compiled, on first
-    call) once per expression rather than once per application."""
-    return Program(expr)
 
 
 def _plain(v: Any) -> Any:

@@ -111,8 +111,8 @@ def test_a_memo_entry_under_a_reused_id_is_not_trusted() -> None:
     b = np.array([[1, 0, 2, 2]])
     objs_a, objs_b = prims.components(a, 4, 1, 0), prims.components(b, 4, 1, 0)
     assert prims._pick(a, objs_a, "largest", 0) == 0
-    prims._CACHE_FEAT[("select", id(objs_b), "largest", 0)] = prims._CACHE_FEAT[
-        ("select", id(objs_a), "largest", 0)
+    prims._CACHE_FEAT[(id(objs_b), "select", "largest", 0)] = prims._CACHE_FEAT[
+        (id(objs_a), "select", "largest", 0)
     ]
     assert prims._pick(b, objs_b, "largest", 0) == 1
     o = objs_a[0]
