@@ -36,6 +36,7 @@ from atlas_actors.types import Candidate, Task
 class _Entry:
     solver: TaskSolver
     emitted: set[str] = field(default_factory=set)
+    second_looked: bool = False
     expansions: dict[str, list[Node]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -63,6 +64,8 @@ class DSLProposer:
         max_tasks: int = 16,
         initial_seconds: float = 5.0,
         step_seconds: float = 2.0,
+        second_budget: int = 8000,
+        second_seconds: float = 4.0,
     ) -> None:
         """``initial_budget``/``mutate_budget``: op applications the enumeration spends per
         ``initial`` / ``mutate`` call (about 2000-4000 per second on one core).
@@ -70,13 +73,20 @@ class DSLProposer:
         thread doing it (a safety net for huge grids; CPU time, not wall-clock time, so a
         busy machine or other searches in the process do not change the result).
         ``step_seconds``: the same for each step of ``mutate``/``crossover`` (enumeration
-        gets half of it)."""
+        gets half of it).
+        ``second_budget``/``second_seconds``: when ``initial`` finds programs that fit
+        every train pair but all read them one way (one program and variants of it), it
+        searches on (at most this many op applications / CPU seconds, once per task) for
+        a different reading that answers the test inputs differently, so the second
+        attempt also comes from a program that fits (``TaskSolver.search_alternative``)."""
         self.proposals_per_call = proposals_per_call
         self.initial_budget = initial_budget
         self.mutate_budget = mutate_budget
         self.max_tasks = max_tasks
         self.initial_seconds = initial_seconds
         self.step_seconds = step_seconds
+        self.second_budget = second_budget
+        self.second_seconds = second_seconds
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -116,6 +126,9 @@ class DSLProposer:
         e = self.entry(task)
         with e.lock:
             e.solver.search(self.initial_budget, max_seconds=self.initial_seconds)
+            if e.solver.exact and not e.second_looked:
+                e.second_looked = True
+                e.solver.search_alternative(self.second_budget, self.second_seconds)
             out = self._take_exact(e)
             nodes = e.solver.best(len(e.solver.nodes))
             k = max(n // 2, n - len(out))

@@ -103,6 +103,9 @@ class TaskSolver:
     of cells they get right (the first, simplest, state for each set)."""
     bases: dict[bytes, Node] = field(default_factory=dict)
     """Target-shaped states by the set of train cells they get wrong (packed bits)."""
+    pinned: Node | None = None
+    """The first solution when :meth:`search_alternative` began: it stays first (the
+    search for an alternative only looks for the second attempt)."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -437,6 +440,42 @@ class TaskSolver:
             if not self.exact:
                 self.compose()
 
+    def has_alternative(self) -> bool:
+        """Some exact program is a different reading of the train pairs from the first
+        solution: it answers the test inputs differently and is not the first one with
+        steps added or ending in the same step (see :func:`_similar`); ``solutions``
+        ranks the first such program second."""
+        ranked = self.solutions()
+        if len(ranked) < 2:
+            return False
+        n = len(self.targets)
+        return _key(ranked[1].outs[n:]) != _key(ranked[0].outs[n:]) and not _similar(
+            ranked[1].expr, ranked[0].expr
+        )
+
+    def search_alternative(self, budget: int, max_seconds: float, step: int = 1000) -> bool:
+        """Search on, in steps of about ``step`` op applications, until
+        :meth:`has_alternative`, or ``budget`` applications or ``max_seconds`` of this
+        thread's CPU time are spent; True when an alternative was found.
+
+        A task has two attempts. When the programs that fit the train pairs are one
+        reading of them (one program, or it with extra steps), the second attempt would
+        come from a variant of the same reading or from a program that does not fit;
+        an exact program found later in the same best-first order that reads the pairs
+        differently is a better second guess (the first may fit them by accident)."""
+        if not self.exact:
+            return False
+        if self.pinned is None:
+            self.pinned = self.solutions()[0]
+        stop = self.applications + budget
+        deadline = time.thread_time() + max_seconds
+        while not self.has_alternative():
+            left = deadline - time.thread_time()
+            if not self.frontier or self.applications >= stop or left <= 0:
+                return False
+            self.search(min(step, stop - self.applications), max_seconds=left)
+        return True
+
     def node_for(self, expr: Expr) -> Node | None:
         outs = self.run_expr(expr)
         if outs is None:
@@ -451,13 +490,19 @@ class TaskSolver:
             self.exact,
             key=lambda n: (complexity(n.expr) + self._ties(n.expr), len(str(n.expr))),
         )
+        if self.pinned is not None and ranked and ranked[0] is not self.pinned:
+            ranked = [self.pinned, *(n for n in ranked if n is not self.pinned)]
         # The second attempt is worth most when it comes from a structurally different
-        # program: move the first exact program that neither shares the first one's
-        # outermost step nor merely extends it up to second place.
+        # program: move the first exact program that answers the test inputs
+        # differently and neither shares the first one's outermost step nor merely
+        # extends it up to second place.
         if len(ranked) > 2:
-            first = ranked[0].expr
+            n = len(self.targets)
+            first = ranked[0]
+            answer = _key(first.outs[n:])
             for i in range(1, len(ranked)):
-                if not _similar(ranked[i].expr, first):
+                node = ranked[i]
+                if _key(node.outs[n:]) != answer and not _similar(node.expr, first.expr):
                     if i > 1:
                         ranked.insert(1, ranked.pop(i))
                     break
