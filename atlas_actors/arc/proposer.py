@@ -36,7 +36,6 @@ from atlas_actors.types import Candidate, Task
 class _Entry:
     solver: TaskSolver
     emitted: set[str] = field(default_factory=set)
-    second_looked: bool = False
     expansions: dict[str, list[Node]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -126,8 +125,7 @@ class DSLProposer:
         e = self.entry(task)
         with e.lock:
             e.solver.search(self.initial_budget, max_seconds=self.initial_seconds)
-            if e.solver.exact and not e.second_looked:
-                e.second_looked = True
+            if e.solver.exact and e.solver.pinned is None:  # once per task: it pins
                 e.solver.search_alternative(self.second_budget, self.second_seconds)
             out = self._take_exact(e)
             nodes = e.solver.best(len(e.solver.nodes))

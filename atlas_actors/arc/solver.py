@@ -446,12 +446,13 @@ class TaskSolver:
         steps added or ending in the same step (see :func:`_similar`); ``solutions``
         ranks the first such program second."""
         ranked = self.solutions()
-        if len(ranked) < 2:
-            return False
+        return len(ranked) > 1 and self._other_reading(ranked[1], ranked[0])
+
+    def _other_reading(self, node: Node, first: Node) -> bool:
+        """``node`` answers the test inputs differently from ``first`` and is not
+        :func:`_similar` to it."""
         n = len(self.targets)
-        return _key(ranked[1].outs[n:]) != _key(ranked[0].outs[n:]) and not _similar(
-            ranked[1].expr, ranked[0].expr
-        )
+        return _key(node.outs[n:]) != _key(first.outs[n:]) and not _similar(node.expr, first.expr)
 
     def search_alternative(self, budget: int, max_seconds: float, step: int = 1000) -> bool:
         """Search on, in steps of about ``step`` op applications, until
@@ -497,12 +498,8 @@ class TaskSolver:
         # differently and neither shares the first one's outermost step nor merely
         # extends it up to second place.
         if len(ranked) > 2:
-            n = len(self.targets)
-            first = ranked[0]
-            answer = _key(first.outs[n:])
             for i in range(1, len(ranked)):
-                node = ranked[i]
-                if _key(node.outs[n:]) != answer and not _similar(node.expr, first.expr):
+                if self._other_reading(ranked[i], ranked[0]):
                     if i > 1:
                         ranked.insert(1, ranked.pop(i))
                     break
