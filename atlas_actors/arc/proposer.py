@@ -254,17 +254,16 @@ class DSLProposer:
         memorising the pairs), and a program that misses a few cells of one pair is a
         better second attempt than one that fits none."""
         s = e.solver
-        n = len(s.targets)
-        first = _answer(s.solutions()[0], n)
+        first = s.answer(s.solutions()[0])
         found: list[Node] = []
         while s.held_out_applications() < self.held_out_budget:
             spent = s.held_out_applications()
             found += s.held_out(self.held_out_step, max_seconds=self.step_seconds / 4)
-            if any(_answer(nd, n) != first for nd in found):
+            if any(s.answer(nd) != first for nd in found):
                 break
             if s.held_out_applications() == spent:
                 break  # every view has run out of states
-        return sorted(found, key=lambda nd: _answer(nd, n) == first)  # new answers first
+        return sorted(found, key=lambda nd: s.answer(nd) == first)  # new answers first
 
     def _take_exact(self, e: _Entry) -> list[Any]:
         out: list[Any] = []
@@ -302,11 +301,6 @@ class DSLProposer:
             e.expansions[key] = got
             e.solver.nodes.extend(got)
         return [nd for nd in got if _key(nd.expr) not in e.emitted]
-
-
-def _answer(node: Node, n_train: int) -> bytes:
-    """A node's test answer (its grids after the ``n_train`` train outputs), as bytes."""
-    return b"|".join(bytes(o.shape) + o.tobytes() for o in node.outs[n_train:])
 
 
 def n_exact(e: _Entry, out: list[Any]) -> int:

@@ -459,11 +459,14 @@ class TaskSolver:
         ranked = self.solutions()
         return len(ranked) > 1 and self._other_reading(ranked[1], ranked[0])
 
+    def answer(self, node: Node) -> int:
+        """A key of ``node``'s test answer (its grids for the test inputs)."""
+        return _key(node.outs[len(self.targets) :])
+
     def _other_reading(self, node: Node, first: Node) -> bool:
         """``node`` answers the test inputs differently from ``first`` and is not
         :func:`_similar` to it."""
-        n = len(self.targets)
-        return _key(node.outs[n:]) != _key(first.outs[n:]) and not _similar(node.expr, first.expr)
+        return self.answer(node) != self.answer(first) and not _similar(node.expr, first.expr)
 
     def search_alternative(self, budget: int, max_seconds: float, step: int = 1000) -> bool:
         """Search on, in steps of about ``step`` op applications, until
@@ -519,16 +522,20 @@ class TaskSolver:
             return []
         i = min(open_views)[1]
         view = self.views[i]
+        before = len(view.exact)
         view.search(budget, max_seconds=max_seconds)
         want = self.targets[i]
         found: list[Node] = []
-        for node in view.exact:
+        for node in view.exact[before:]:  # the ones this step found
             got = node.outs[n - 1]
             if got.shape != want.shape or float((got == want).mean()) < similarity:
                 continue
             full = self.node_for(node.expr)
-            if full is not None and _key(full.outs) not in self.near:
-                self.near.add(_key(full.outs))
+            if full is None:
+                continue
+            key = _key(full.outs)
+            if key not in self.near:
+                self.near.add(key)
                 found.append(full)
         return sorted(found, key=lambda nd: -nd.score)
 
