@@ -562,13 +562,17 @@ class TaskSolver:
         # The second attempt is worth most when it comes from a structurally different
         # program: move the first exact program that answers the test inputs
         # differently and neither shares the first one's outermost step nor merely
-        # extends it up to second place.
+        # extends it up to second place; one that also starts from the input with a
+        # different first step goes before those that only finish differently (two
+        # programs that build on one first step usually share its mistake).
         if len(ranked) > 2:
-            for i in range(1, len(ranked)):
-                if self._other_reading(ranked[i], ranked[0]):
-                    if i > 1:
-                        ranked.insert(1, ranked.pop(i))
-                    break
+            others = [i for i in range(1, len(ranked)) if self._other_reading(ranked[i], ranked[0])]
+            first_step = _first_step(ranked[0].expr)
+            i = next((i for i in others if _first_step(ranked[i].expr) != first_step), None)
+            if i is None and others:
+                i = others[0]
+            if i is not None and i > 1:
+                ranked.insert(1, ranked.pop(i))
         return ranked
 
     def _ties(self, e: Expr) -> float:
@@ -607,6 +611,18 @@ def _top(e: Expr) -> Any:
     spec = OPS[e[0]]
     rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in ("g", "f")]
     return (e[0], *rest)
+
+
+def _first_step(e: Expr) -> Any:
+    """The op applied to the input first: the innermost one on the path of first grid
+    arguments (``x`` for the identity)."""
+    while isinstance(e, tuple):
+        spec = OPS[e[0]]
+        grids = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k == "g"]
+        if not grids or not isinstance(grids[0], tuple):
+            return e[0]
+        e = grids[0]
+    return e
 
 
 def _contains(e: Expr, sub: Expr) -> bool:

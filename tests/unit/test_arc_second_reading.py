@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from atlas_actors.arc import DSLProposer, compile_program
-from atlas_actors.arc.solver import Node, TaskSolver, _similar
+from atlas_actors.arc.solver import Node, TaskSolver, _first_step, _similar, complexity
 from atlas_actors.environments.arc import load_arc_task
 from atlas_actors.types import Task
 
@@ -52,6 +52,48 @@ def test_second_solution_is_a_different_reading_with_a_different_answer() -> Non
     assert _answer(same_answer, s) == _answer(first, s)
     assert _answer(other, s) != _answer(first, s)
     assert s.has_alternative()
+
+
+# A training task (hollow boxes become their filled interiors) where the simplest fit
+# (lines drawn between the box cells) and a variant finishing with another step both
+# answer the test input wrongly; only a fit that starts differently (filling each
+# object's enclosed cells) is right.
+BOXES = "d5d6de2d"
+LINES = ("connect", "x", 2, 3, 0)
+FILLED = ("map_objects", "x", ("fill_enclosed", "x", 3, 0), 8, 0, 0)
+
+
+def test_second_solution_prefers_a_different_first_step() -> None:
+    data = load_arc_task(_task(BOXES))
+    assert data.test_outputs is not None
+    s = TaskSolver(list(data.train), list(data.test_inputs))
+    s.exact.clear()
+    first = _node(s, ("keep_color", LINES, 12, 0))
+    same_start = _node(s, ("recolor", LINES, ((2, 0),)))  # ends otherwise, starts alike
+    other_start = _node(s, ("recolor", FILLED, ((2, 0),)))
+    s.exact += [other_start, same_start, first]
+    assert _first_step(first.expr) == _first_step(same_start.expr) == "connect"
+    assert _first_step(other_start.expr) == "map_objects"
+    # both are other readings of the first; the simpler one would come second by rank
+    assert complexity(same_start.expr) < complexity(other_start.expr)
+    assert _answer(same_start, s) != _answer(first, s) != _answer(other_start, s)
+    ranked = s.solutions()
+    assert [ranked[0], ranked[1]] == [first, other_start], [n.expr for n in ranked]
+    truth = [np.asarray(t) for t in data.test_outputs]
+    outs = [n.outs[len(s.targets) :] for n in ranked]
+    right = [all(np.array_equal(o, t) for o, t in zip(os, truth, strict=True)) for os in outs]
+    assert right[:2] == [False, True]
+    assert not right[2]  # the variant of the first would have lost the task
+    # with no other start among the fits, the first other reading still comes second
+    s.exact.remove(other_start)
+    assert s.solutions()[1] is same_start
+
+
+def test_first_step_follows_the_first_grid_argument() -> None:
+    assert _first_step("x") == "x"
+    assert _first_step(("flip_v", "x")) == "flip_v"
+    assert _first_step(("recolor", ("rot90", ("flip_h", "x")), ((1, 2),))) == "flip_h"
+    assert _first_step(("hcat", ("rot90", "x"), ("flip_v", "x"))) == "rot90"
 
 
 def test_no_alternative_when_every_fit_is_the_same_reading() -> None:
