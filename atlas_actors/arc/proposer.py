@@ -31,6 +31,9 @@ from atlas_actors.arc.solver import Node, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
 
+CACHED_TASKS = 2
+"""Tasks (the most recently used) whose solver keeps its op-output cache."""
+
 
 @dataclass
 class _Entry:
@@ -129,6 +132,10 @@ class DSLProposer:
             e = self._entries.setdefault(task.id, e)
             while len(self._entries) > self.max_tasks:
                 self._entries.popitem(last=False)
+            # op-output caches are the bulk of an entry's memory and pay off only while
+            # a task is searched: keep them for the tasks used last
+            for old in list(self._entries.values())[:-CACHED_TASKS]:
+                old.solver.cache.entries.clear()
         return e
 
     def initial_sync(self, task: Task, n: int, rng: random.Random) -> list[Any]:

@@ -17,7 +17,7 @@ import heapq
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -52,6 +52,8 @@ class Node:
     """Some op on the way changed no train state but a test state: the train pairs do
     not support what the program does to the test inputs, so it is never a solution
     (it may still lead the search to one)."""
+    grid_keys: list[int] | None = None
+    """:func:`_grid_key` of each of ``outs`` (set when first needed)."""
 
 
 def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
@@ -83,8 +85,45 @@ def _valid(g: Any) -> bool:
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+def _grid_key(g: Grid) -> int:
+    return hash(bytes(g.shape) + g.astype(np.int8).tobytes())
+
+
 def _key(outs: list[Grid]) -> int:
-    return hash(b"|".join(bytes(o.shape) + o.astype(np.int8).tobytes() for o in outs))
+    return hash(tuple(_grid_key(o) for o in outs))
+
+
+APPLY_CACHE_SIZE = 200_000
+"""Entries (one op with its arguments on one grid) an :class:`ApplyCache` holds before
+it starts over."""
+
+
+class ApplyCache:
+    """Op outputs by (op, arguments, input grid), shared by a task's solver and its
+    held-out views: a view enumerates the same grids as the full task (one train input
+    becomes a test input), so most of what it applies the full search, or another view,
+    has applied already. A failure is kept too, as ``None``. ``size`` 0 turns it off."""
+
+    def __init__(self, size: int = APPLY_CACHE_SIZE) -> None:
+        self.size = size
+        self.entries: dict[tuple[int, int], Grid | None] = {}
+        self.hits = 0
+        self.lookups = 0
+
+    def get(self, key: tuple[int, int]) -> Grid | Literal[False] | None:
+        """The cached output, ``None`` for a cached failure, ``False`` when unknown."""
+        self.lookups += 1
+        if key not in self.entries:
+            return False
+        self.hits += 1
+        return self.entries[key]
+
+    def put(self, key: tuple[int, int], out: Grid | None) -> None:
+        if self.size <= 0:  # off
+            return
+        if len(self.entries) >= self.size:
+            self.entries.clear()
+        self.entries[key] = out
 
 
 @dataclass
@@ -117,6 +156,8 @@ class TaskSolver:
     """One enumeration per held-out train pair (see :meth:`held_out`)."""
     near: set[int] = field(default_factory=set)
     """Answers (all grids) of the programs :meth:`held_out` has returned."""
+    cache: ApplyCache = field(default_factory=ApplyCache)
+    """Op outputs per input grid, shared with the views."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -217,38 +258,55 @@ class TaskSolver:
     def _apply(self, node: Node, op: str, args: tuple[Any, ...]) -> Node | None:
         self.applications += 1
         fn = OPS[op].fn
-        outs = []
-        try:
-            call = _plain(
-                [
-                    (program_of(a) if k == "f" else a)
-                    for k, a in zip(OPS[op].kinds[1:], args, strict=True)
-                ]
-            )
-            dyn = [
-                i
-                for i, (k, a) in enumerate(zip(OPS[op].kinds[1:], call, strict=True))
-                if k == "c" and isinstance(a, int) and a >= 10
-            ]
-            for g in node.outs:
-                if dyn:
-                    call = list(call)
-                    for i in dyn:
-                        call[i] = prims.role_color(g, args[i])
-                outs.append(np.asarray(fn(g, *call)))
-        except Exception:
-            return None
-        if not all(_valid(o) for o in outs):
-            return None
-        k = _key(outs)
+        hargs = _hashable(args)
+        step = hash((op, hargs))
+        if node.grid_keys is None:
+            node.grid_keys = [_grid_key(g) for g in node.outs]
+        outs: list[Grid] = []
+        call: Any = None
+        dyn: list[int] = []
+        for g, gk in zip(node.outs, node.grid_keys, strict=True):
+            got = self.cache.get((step, gk))
+            if got is None:
+                return None  # failed on this grid before
+            if got is False:
+                try:
+                    if call is None:
+                        call = _plain(
+                            [
+                                (program_of(a) if k == "f" else a)
+                                for k, a in zip(OPS[op].kinds[1:], args, strict=True)
+                            ]
+                        )
+                        dyn = [
+                            i
+                            for i, (k, a) in enumerate(zip(OPS[op].kinds[1:], call, strict=True))
+                            if k == "c" and isinstance(a, int) and a >= 10
+                        ]
+                    if dyn:
+                        call = list(call)
+                        for i in dyn:
+                            call[i] = prims.role_color(g, args[i])
+                    out = np.asarray(fn(g, *call))
+                    if not _valid(out):
+                        raise ValueError("not a grid")
+                except Exception:
+                    self.cache.put((step, gk), None)
+                    return None
+                self.cache.put((step, gk), out)
+                outs.append(out)
+            else:
+                outs.append(got)
+        keys = [_grid_key(o) for o in outs]
+        k = hash(tuple(keys))  # _key(outs)
         if k in self.seen:
             return None
         self.seen.add(k)
         tainted = node.tainted or _train_noop(node.outs, outs, len(self.targets))
-        expr = (op, node.expr, *_hashable(args))
+        expr = (op, node.expr, *hargs)
         self.memo[expr] = outs
         score, _ = pair_score(outs, self.targets)
-        return Node(expr, outs, score, node.depth + 1, tainted=tainted)
+        return Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
 
     def _check(self, node: Node, look: bool = True) -> None:
         if node.tainted:
@@ -516,7 +574,7 @@ class TaskSolver:
             for i in range(n):
                 rest = [p for j, p in enumerate(self.train) if j != i]
                 tests = [self.train[i][0], *self.test_inputs]
-                self.views.append(TaskSolver(rest, tests, composes=False))
+                self.views.append(TaskSolver(rest, tests, composes=False, cache=self.cache))
         open_views = [(v.applications, i) for i, v in enumerate(self.views) if v.frontier]
         if not open_views:
             return []
