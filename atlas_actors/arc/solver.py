@@ -89,8 +89,13 @@ def _grid_key(g: Grid) -> int:
     return hash(bytes(g.shape) + g.astype(np.int8).tobytes())
 
 
+def _keys_key(grid_keys: list[int]) -> int:
+    """:func:`_key` from the grids' :func:`_grid_key` values."""
+    return hash(tuple(grid_keys))
+
+
 def _key(outs: list[Grid]) -> int:
-    return hash(tuple(_grid_key(o) for o in outs))
+    return _keys_key([_grid_key(o) for o in outs])
 
 
 APPLY_CACHE_SIZE = 200_000
@@ -263,42 +268,32 @@ class TaskSolver:
         if node.grid_keys is None:
             node.grid_keys = [_grid_key(g) for g in node.outs]
         outs: list[Grid] = []
-        call: Any = None
-        dyn: list[int] = []
+        prepared: tuple[list[Any], list[int]] | None = None  # on the first grid missed
         for g, gk in zip(node.outs, node.grid_keys, strict=True):
             got = self.cache.get((step, gk))
             if got is None:
                 return None  # failed on this grid before
-            if got is False:
-                try:
-                    if call is None:
-                        call = _plain(
-                            [
-                                (program_of(a) if k == "f" else a)
-                                for k, a in zip(OPS[op].kinds[1:], args, strict=True)
-                            ]
-                        )
-                        dyn = [
-                            i
-                            for i, (k, a) in enumerate(zip(OPS[op].kinds[1:], call, strict=True))
-                            if k == "c" and isinstance(a, int) and a >= 10
-                        ]
-                    if dyn:
-                        call = list(call)
-                        for i in dyn:
-                            call[i] = prims.role_color(g, args[i])
-                    out = np.asarray(fn(g, *call))
-                    if not _valid(out):
-                        raise ValueError("not a grid")
-                except Exception:
-                    self.cache.put((step, gk), None)
-                    return None
-                self.cache.put((step, gk), out)
-                outs.append(out)
-            else:
+            if got is not False:
                 outs.append(got)
+                continue
+            try:
+                if prepared is None:
+                    prepared = _call_args(op, args)
+                call, roles = prepared
+                if roles:
+                    call = list(call)
+                    for i in roles:
+                        call[i] = prims.role_color(g, args[i])
+                out = np.asarray(fn(g, *call))
+                if not _valid(out):
+                    raise ValueError("not a grid")
+            except Exception:
+                self.cache.put((step, gk), None)
+                return None
+            self.cache.put((step, gk), out)
+            outs.append(out)
         keys = [_grid_key(o) for o in outs]
-        k = hash(tuple(keys))  # _key(outs)
+        k = _keys_key(keys)
         if k in self.seen:
             return None
         self.seen.add(k)
@@ -669,6 +664,21 @@ def _top(e: Expr) -> Any:
     spec = OPS[e[0]]
     rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in ("g", "f")]
     return (e[0], *rest)
+
+
+def _call_args(op: str, args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
+    """``args`` as ``op``'s function takes them (sub-programs compiled), and the
+    positions of colour roles (colour arguments of 10 or more, resolved per grid)."""
+    kinds = OPS[op].kinds[1:]
+    call = list(
+        _plain([(program_of(a) if k == "f" else a) for k, a in zip(kinds, args, strict=True)])
+    )
+    roles = [
+        i
+        for i, (k, a) in enumerate(zip(kinds, call, strict=True))
+        if k == "c" and isinstance(a, int) and a >= 10
+    ]
+    return call, roles
 
 
 def _first_step(e: Expr) -> Any:
