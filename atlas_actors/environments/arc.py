@@ -266,6 +266,64 @@ def grid_similarity(predicted: Grid, expected: Grid) -> tuple[bool, float]:
     return bool(equal.all()), float(equal.mean())
 
 
+def _colors(g: Grid) -> set[int]:
+    return {int(c) for c in np.unique(g)}
+
+
+@dataclass(frozen=True)
+class TrainInvariants:
+    """Properties every train pair of a task has, read off the train pairs alone, that
+    a test prediction can be checked against (:meth:`doubts`).
+
+    A program can fit the train pairs and still answer a test input with something no
+    train output resembles: a colour none of them introduces, the input unchanged, one
+    flat colour. On ARC-AGI-1 training, 399 of the 400 tasks' true test outputs keep
+    all of these (the one exception is a shape rule, which is why a fixed output shape
+    is not among them). Such a prediction is still a prediction; it is only ranked
+    after those without doubts (see ``search.solve.pick_attempts``)."""
+
+    same_shape: bool
+    """Every output has its input's shape."""
+    new_colors: frozenset[int]
+    """Colours some train output has that its input lacks."""
+    changed: bool
+    """No output equals its input."""
+    several_colors: bool
+    """Every output has two colours or more."""
+    keeps_colors: bool
+    """Every input colour appears in its output."""
+
+    @classmethod
+    def of(cls, train: Sequence[tuple[Grid, Grid]]) -> TrainInvariants:
+        new: set[int] = set()
+        for x, y in train:
+            new |= _colors(y) - _colors(x)
+        return cls(
+            same_shape=all(x.shape == y.shape for x, y in train),
+            new_colors=frozenset(new),
+            changed=all(x.shape != y.shape or bool((x != y).any()) for x, y in train),
+            several_colors=all(len(_colors(y)) > 1 for _, y in train),
+            keeps_colors=all(_colors(x) <= _colors(y) for x, y in train),
+        )
+
+    def doubts(self, test_input: Grid, prediction: Grid) -> list[str]:
+        """The invariants ``prediction`` (for ``test_input``) breaks, by name."""
+        out: list[str] = []
+        cin, cout = _colors(test_input), _colors(prediction)
+        same = test_input.shape == prediction.shape
+        if self.same_shape and not same:
+            out.append("shape")
+        if cout - cin - self.new_colors:
+            out.append("new_color")
+        if self.changed and same and bool((test_input == prediction).all()):
+            out.append("unchanged")
+        if self.several_colors and len(cout) < 2:
+            out.append("one_color")
+        if self.keeps_colors and not cin <= cout:
+            out.append("lost_color")
+        return out
+
+
 def _as_grids(solution: Any) -> list[Any]:
     """Split a solution into one candidate grid per test input (no validation)."""
     if isinstance(solution, np.ndarray):
@@ -300,6 +358,7 @@ class ARCEnvironment(TaskHolder, AsyncResource):
         self._dataset_name = dataset
         self._task: Task | None = None
         self._data: ARCTaskData | None = None
+        self._inv: tuple[ARCTaskData, TrainInvariants] | None = None
         self._runner = runner
         self._owns_runner = runner is None
 
@@ -497,10 +556,15 @@ class ARCEnvironment(TaskHolder, AsyncResource):
             )
             lines.append(_pair_line("train", i, got, want, exact, sim))
         fitness = (exact_count + float(np.mean(sims))) / (n + 1)
+        inv = self._invariants()
         details: dict[str, Any] = {
             "pairs": pairs,
             "train_exact": exact_count / n,
             "test_predictions": [g.tolist() if g is not None else None for g, _ in results[n:]],
+            "test_doubts": [
+                inv.doubts(x, g) if g is not None else []
+                for x, (g, _) in zip(data.test_inputs, results[n:], strict=True)
+            ],
         }
         if isinstance(solution, str):
             details["outputs"] = [g.tolist() if g is not None else None for g, _ in results[:n]]
@@ -522,6 +586,13 @@ class ARCEnvironment(TaskHolder, AsyncResource):
         if self._data is None:
             raise EnvironmentNotReady("no task set: call reset(task) first")
         return self._data
+
+    def _invariants(self) -> TrainInvariants:
+        """The current task's :class:`TrainInvariants` (computed once per task)."""
+        data = self._require()
+        if self._inv is None or self._inv[0] is not data:
+            self._inv = (data, TrainInvariants.of(data.train))
+        return self._inv[1]
 
     def _get_runner(self) -> ProgramRunner:
         if self._runner is None:

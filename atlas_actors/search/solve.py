@@ -75,17 +75,30 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
     """Two attempts per test input (ARC Prize format): going down the ranked candidates,
     the first program's prediction for that input, then the next program's prediction
     that differs from it. Programs that failed on an input are skipped for that input;
-    an input no program could answer gets ``[[0]]``."""
-    preds: list[list[Any]] = [
-        list(c.outcome.details["test_predictions"])
-        for c in candidates
-        if c.outcome is not None and c.outcome.details.get("test_predictions")
-    ]
+    an input no program could answer gets ``[[0]]``.
+
+    Among programs that get the same number of train pairs exactly right, a prediction
+    the environment has doubts about (``test_doubts``: it breaks a property every train
+    pair has, see ``environments.arc.TrainInvariants``) goes after those it has none
+    about; a program with more train pairs right still goes first."""
+    rows: list[tuple[float, list[Any], list[Any]]] = []
+    for c in candidates:
+        details = c.outcome.details if c.outcome is not None else {}
+        preds = details.get("test_predictions")
+        if preds:
+            doubts = details.get("test_doubts") or [[] for _ in preds]
+            rows.append((float(details.get("train_exact", 0.0)), list(preds), list(doubts)))
     attempts: list[dict[str, Any]] = []
     for i in range(n_tests):
-        options = [p[i] for p in preds if i < len(p) and p[i] is not None]
-        first = options[0] if options else [[0]]
-        second = next((g for g in options if g != first), first)
+        options = [
+            (-exact, bool(doubts[i]) if i < len(doubts) else False, rank, p[i])
+            for rank, (exact, p, doubts) in enumerate(rows)
+            if i < len(p) and p[i] is not None
+        ]
+        options.sort(key=lambda o: o[:3])
+        grids = [o[3] for o in options]
+        first = grids[0] if grids else [[0]]
+        second = next((g for g in grids if g != first), first)
         attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
     return attempts
 
