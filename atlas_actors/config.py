@@ -52,7 +52,8 @@ class MindEvolutionConfig(_Config):
     time_limit_s: float | None = Field(default=None, gt=0.0)
     """Budget: stop after this many seconds of wall time (None = no cap)."""
     stop_on_success: bool = True
-    """Stop as soon as a candidate succeeds on everything the search may see."""
+    """Stop as soon as a candidate succeeds on everything the search may see (and the
+    environment has no doubts about its answers: see ``TrainInvariants`` for ARC)."""
 
 
 class SWESearchConfig(_Config):

@@ -85,6 +85,16 @@ def derive_rng(seed: int, *parts: object) -> random.Random:
     return random.Random(int.from_bytes(digest, "big"))
 
 
+def _settles(c: Candidate) -> bool:
+    """``c`` succeeds on everything the search may see and the environment has no doubt
+    about its answers (``details["test_doubts"]``, e.g. an ARC prediction that breaks a
+    property every train pair has): a success worth stopping on. A doubted success is
+    kept and ranked like any other; the search goes on looking for one without doubts."""
+    if c.outcome is None or not c.outcome.success:
+        return False
+    return not any(c.outcome.details.get("test_doubts") or ())
+
+
 def _rank_key(c: Candidate) -> tuple[float, int]:
     return (-c.fitness, c.generation)
 
@@ -347,7 +357,7 @@ class MindEvolutionSearch:
                 best_new = min(new, key=_rank_key)
                 if current is None or best_new.fitness >= current.fitness:
                     current = best_new
-            if current is not None and current.outcome is not None and current.outcome.success:
+            if current is not None and _settles(current):
                 break
         return produced
 
@@ -412,9 +422,7 @@ class MindEvolutionSearch:
         return out
 
     def _any_success(self, cands: list[Candidate]) -> bool:
-        return self.config.stop_on_success and any(
-            c.outcome is not None and c.outcome.success for c in cands
-        )
+        return self.config.stop_on_success and any(_settles(c) for c in cands)
 
     def _select(self, population: list[Candidate], children: list[Candidate]) -> list[Candidate]:
         """Elites of the old population plus the best new children, distinct solutions."""
@@ -503,8 +511,7 @@ class MindEvolutionSearch:
     def _success(self, seen: dict[str, Candidate]) -> StopReason | None:
         if not self.config.stop_on_success:
             return None
-        ok = any(c.outcome is not None and c.outcome.success for c in seen.values())
-        return "success" if ok else None
+        return "success" if any(_settles(c) for c in seen.values()) else None
 
     @staticmethod
     def _best_fitness(seen: dict[str, Candidate]) -> float:

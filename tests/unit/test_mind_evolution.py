@@ -174,6 +174,48 @@ async def test_memory_solutions_seed_the_population() -> None:
     assert result.best is not None and result.best.origin == "memory"
 
 
+class DoubtingEvaluator(BitsEvaluator):
+    """Any string with at most one bit wrong succeeds, but the environment doubts the
+    answer of every such string except the target (as an ARC environment doubts a
+    prediction that breaks a property of every train pair)."""
+
+    def __init__(self, doubts: bool) -> None:
+        super().__init__()
+        self.doubts = doubts
+
+    async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
+        out = await super().evaluate(task, solutions)
+        for s, o in zip(solutions, out, strict=True):
+            o.success = o.partial_score >= 1 - 1.5 / len(TARGET)
+            if self.doubts and o.success and list(s) != TARGET:
+                o.details["test_doubts"] = [["unchanged"]]
+        return out
+
+
+async def test_a_doubted_success_does_not_stop_the_search() -> None:
+    near = [1 - TARGET[0], *TARGET[1:]]  # one bit off: a success here
+    cfg = small_config(memory_init_fraction=0.5)
+    plain = await MindEvolutionSearch(BitsProposer(), DoubtingEvaluator(False), cfg).search(
+        TASK, seed=0, initial=[near]
+    )
+    # without doubts the first success stops the search at once
+    assert plain.stopped == "success" and plain.generations == 0
+    doubted = await MindEvolutionSearch(BitsProposer(), DoubtingEvaluator(True), cfg).search(
+        TASK, seed=0, initial=[near]
+    )
+    # with them it searches on until it meets a success it has no doubts about
+    assert doubted.stopped == "success" and doubted.generations > 0
+    assert doubted.best is not None and doubted.best.solution == TARGET
+    assert any(c.solution == near for c in doubted.candidates)  # the doubted one is kept
+    # a search that never meets an undoubted success runs out its budget, doubted
+    # successes and all
+    cfg = small_config(memory_init_fraction=0.5, max_evaluations=30)
+    capped = await MindEvolutionSearch(BitsProposer(), DoubtingEvaluator(True), cfg).search(
+        TASK, seed=0, initial=[near]
+    )
+    assert capped.stopped == "evaluations"
+
+
 async def test_islands_reset_every_interval_with_fresh_proposals() -> None:
     proposer = BitsProposer()
     cfg = small_config(generations=6, reset_interval=3, reset_islands=1, stop_on_success=False)
