@@ -277,10 +277,10 @@ class TrainInvariants:
 
     A program can fit the train pairs and still answer a test input with something no
     train output resembles: a colour none of them introduces, the input unchanged, one
-    flat colour. On ARC-AGI-1 training, 399 of the 400 tasks' true test outputs keep
-    all of these (the one exception is a shape rule, which is why a fixed output shape
-    is not among them). Such a prediction is still a prediction; it is only ranked
-    after those without doubts (see ``search.solve.pick_attempts``)."""
+    flat colour. On ARC-AGI-1 training none of the 416 true test outputs breaks one of
+    these (a fixed output shape is not among them: one of those outputs breaks it).
+    Such a prediction is still a prediction; it is only ranked after those without
+    doubts (see ``search.solve.pick_attempts``)."""
 
     same_shape: bool
     """Every output has its input's shape."""
@@ -358,7 +358,7 @@ class ARCEnvironment(TaskHolder, AsyncResource):
         self._dataset_name = dataset
         self._task: Task | None = None
         self._data: ARCTaskData | None = None
-        self._inv: tuple[ARCTaskData, TrainInvariants] | None = None
+        self._inv: TrainInvariants | None = None
         self._runner = runner
         self._owns_runner = runner is None
 
@@ -366,6 +366,7 @@ class ARCEnvironment(TaskHolder, AsyncResource):
 
     async def reset(self, task: Task) -> str:
         self._data = load_arc_task(task, self._dataset_name)
+        self._inv = None
         self._task = task
         return self.describe()
 
@@ -589,10 +590,9 @@ class ARCEnvironment(TaskHolder, AsyncResource):
 
     def _invariants(self) -> TrainInvariants:
         """The current task's :class:`TrainInvariants` (computed once per task)."""
-        data = self._require()
-        if self._inv is None or self._inv[0] is not data:
-            self._inv = (data, TrainInvariants.of(data.train))
-        return self._inv[1]
+        if self._inv is None:
+            self._inv = TrainInvariants.of(self._require().train)
+        return self._inv
 
     def _get_runner(self) -> ProgramRunner:
         if self._runner is None:

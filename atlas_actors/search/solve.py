@@ -86,7 +86,7 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
         details = c.outcome.details if c.outcome is not None else {}
         preds = details.get("test_predictions")
         if preds:
-            doubts = details.get("test_doubts") or [[] for _ in preds]
+            doubts = details.get("test_doubts") or []
             rows.append((float(details.get("train_exact", 0.0)), list(preds), list(doubts)))
     attempts: list[dict[str, Any]] = []
     for i in range(n_tests):
