@@ -118,10 +118,12 @@ class ApplyCache:
     def get(self, key: tuple[int, int]) -> Grid | Literal[False] | None:
         """The cached output, ``None`` for a cached failure, ``False`` when unknown."""
         self.lookups += 1
-        if key not in self.entries:
+        try:
+            got = self.entries[key]  # one dict lookup per grid, hit or miss
+        except KeyError:
             return False
         self.hits += 1
-        return self.entries[key]
+        return got
 
     def put(self, key: tuple[int, int], out: Grid | None) -> None:
         if self.size <= 0:  # off
