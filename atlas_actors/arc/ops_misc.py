@@ -182,10 +182,55 @@ def g_fill_rooms(ctx: Ctx) -> Iterator[Args]:
         return
 
 
+def complete_by_analogy(g: Grid, axis: str, bg: int) -> Grid:
+    """Finish partly drawn lines (rows for ``axis`` "h", columns for "v") after a
+    complete one: each line with background gaps takes the nearest earlier complete
+    line (no background) whose colours map one way onto its drawn cells, and its gaps
+    get the mapped colours of that template (so "23......" under "14144141" becomes
+    "23233232")."""
+    t = g if axis == "h" else g.T
+    o = t.copy()
+    full = [y for y in range(t.shape[0]) if (t[y] != bg).all()]
+    hit = False
+    for y in range(t.shape[0]):
+        row = t[y]
+        gaps = row == bg
+        if not gaps.any() or gaps.all():
+            continue
+        for ty in sorted(full, key=lambda f: (f > y, abs(f - y))):
+            cmap: dict[int, int] = {}
+            tmpl = t[ty]
+            if all(
+                cmap.setdefault(int(a), int(b)) == int(b)
+                for a, b in zip(tmpl[~gaps], row[~gaps], strict=True)
+            ) and all(int(a) in cmap for a in np.unique(tmpl[gaps])):
+                o[y, gaps] = [cmap[int(a)] for a in tmpl[gaps]]
+                hit = True
+                break
+    if not hit:
+        raise ValueError("no line completes a template")
+    return o if axis == "h" else o.T
+
+
+def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, in grids that hold a complete row or column."""
+    if not ctx.same_shape or ctx.depth > 1:
+        return
+    if any((s[s != t] != ctx.bg).any() for s, t in ctx.pairs):
+        return
+    for axis in ("h", "v"):
+        try:
+            if all(np.array_equal(complete_by_analogy(s, axis, ctx.bg), t) for s, t in ctx.pairs):
+                yield (axis, ctx.bg)
+        except ValueError:
+            continue
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
     ("fill_rooms", fill_rooms, ("g", "c", "c")),
+    ("complete_by_analogy", complete_by_analogy, ("g", ("h", "v"), "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -193,5 +238,6 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "line_staircase": g_line_staircase,
     "shift_by_count": g_shift_by_count,
     "fill_rooms": g_fill_rooms,
+    "complete_by_analogy": g_complete_by_analogy,
 }
 """Parameter generators, by op name."""

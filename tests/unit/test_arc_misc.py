@@ -12,7 +12,7 @@ from arc_cases import G, check_case, check_registered, ctx, gen
 
 from atlas_actors.arc import ops_misc as om
 
-NEW_OPS = {"line_staircase", "shift_by_count", "fill_rooms"}
+NEW_OPS = {"line_staircase", "shift_by_count", "fill_rooms", "complete_by_analogy"}
 
 _ROOM = [
     [0, 5, 5, 5, 0, 0],
@@ -60,6 +60,18 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[0, 5, 5], [0, 5, 0], [0, 5, 5]]),
         [[0, 5, 5], [0, 5, 2], [0, 5, 5]],
     ),
+    # partial rows finish like the complete row above them, in their own colours
+    (
+        ["complete_by_analogy", "x", "h", 0],
+        G([[1, 4, 1, 1, 4], [0, 0, 0, 0, 0], [2, 3, 0, 0, 0], [6, 0, 0, 0, 0]]),
+        [[1, 4, 1, 1, 4], [0, 0, 0, 0, 0], [2, 3, 2, 2, 3], [6, 0, 0, 0, 0]],
+    ),
+    # columns, with the nearest earlier template (the second) for the last column
+    (
+        ["complete_by_analogy", "x", "v", 0],
+        G([[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 0], [2, 0, 5, 0]]),
+        [[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 8], [2, 0, 5, 7]],
+    ),
 ]
 
 
@@ -82,6 +94,9 @@ def test_errors_raise() -> None:
     with pytest.raises(ValueError):
         # the wall runs on past the box's corner: no room
         om.fill_rooms(G([[5, 5, 5, 5], [5, 0, 5, 0], [5, 5, 5, 0]]), 0, 4)
+    with pytest.raises(ValueError):
+        # the drawn cells contradict the template (1 would be both 2 and 3)
+        om.complete_by_analogy(G([[1, 4, 1], [2, 0, 3]]), "h", 0)
 
 
 # ---------------------------------------------------------------- generators
@@ -128,3 +143,12 @@ def test_fill_rooms_generator() -> None:
     two = [r[:] for r in _ROOM4]
     two[3][0] = 6
     assert gen("fill_rooms", ctx([(_ROOM, two)])) == []
+
+
+def test_complete_by_analogy_generator() -> None:
+    src = [[1, 4, 1, 4], [0, 0, 0, 0], [2, 3, 0, 0]]
+    want = [[1, 4, 1, 4], [0, 0, 0, 0], [2, 3, 2, 3]]
+    assert gen("complete_by_analogy", ctx([(src, want)])) == [("h", 0)]
+    # the gaps get a colour the template does not give: no analogy
+    other = [[1, 4, 1, 4], [0, 0, 0, 0], [2, 3, 2, 2]]
+    assert gen("complete_by_analogy", ctx([(src, other)])) == []
