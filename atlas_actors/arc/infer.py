@@ -1321,4 +1321,16 @@ def infer_cmap(states: list[Grid], targets: list[Grid]) -> list[list[int]] | Non
         for a, b in m.items():
             if lut.setdefault(a, b) != b:
                 return None
-    return [[a, b] for a, b in sorted(lut.items()) if a != b]
+    return [[a, b] for a, b in sorted(_complete_swaps(lut).items()) if a != b]
+
+
+def _complete_swaps(lut: dict[int, int]) -> dict[int, int]:
+    """A map whose changes are swaps (some pair ``a <-> b`` both seen, and every change
+    whose target is a colour seen in the states maps it back) gets the missing halves
+    of its one-way changes: ``a -> b`` with ``b`` never in a state adds ``b -> a``."""
+    moves = {a: b for a, b in lut.items() if a != b}
+    if not any(lut.get(b) == a for a, b in moves.items()):
+        return lut
+    if any(b in lut and lut[b] != a for a, b in moves.items()):
+        return lut
+    return {**lut, **{b: a for a, b in moves.items() if b not in lut}}

@@ -401,9 +401,11 @@ class TaskSolver:
         seen = np.zeros(10, dtype=bool)
         for o in outs[:n]:
             seen[np.unique(o)] = True
-        if all(seen[np.unique(o)].all() for o in outs[n:]):
-            return True
         changed = {a for a, _ in cmap}
+        known = seen.copy()
+        known[list(changed)] = True  # a colour the map names is no surprise
+        if all(known[np.unique(o)].all() for o in outs[n:]):
+            return True
         if len(changed) >= 2 and len({b for _, b in cmap}) == 1:
             return False  # many colours become one: a new colour may well follow them
         return any(seen[c] and c not in changed and c != self.bg for c in range(10))

@@ -10,6 +10,7 @@ import pytest
 
 from atlas_actors.arc import DSLProposer, Program, compile_program
 from atlas_actors.arc.infer import Ctx, g_tile_t, g_upscale, infer_cmap
+from atlas_actors.arc.solver import TaskSolver
 from atlas_actors.search.base import Proposer
 from atlas_actors.types import Candidate, Outcome, Task
 
@@ -156,6 +157,34 @@ def test_infers_colour_map() -> None:
     t = [np.array([[4, 2], [3, 4]]), np.array([[2, 2, 0]])]
     assert infer_cmap(s, t) == [[1, 4]]
     assert infer_cmap([np.array([[1, 1]])], [np.array([[2, 3]])]) is None
+
+
+def test_a_colour_map_of_swaps_gets_its_missing_halves() -> None:
+    # 1 <-> 5 seen both ways, 2 -> 6 one way (6 never in a state): 6 -> 2 is added
+    s, t = [np.array([[1, 5, 2]])], [np.array([[5, 1, 6]])]
+    assert infer_cmap(s, t) == [[1, 5], [2, 6], [5, 1], [6, 2]]
+    # no swap seen: one-way changes stay one way
+    assert infer_cmap([np.array([[1, 2]])], [np.array([[5, 6]])]) == [[1, 5], [2, 6]]
+    # 6 -> 3 breaks the swap pattern: nothing is added for 2 -> 6 ... (6 is in a state)
+    s, t = [np.array([[1, 5, 2, 6]])], [np.array([[5, 1, 6, 3]])]
+    assert infer_cmap(s, t) == [[1, 5], [2, 6], [5, 1], [6, 3]]
+    # ... nor for 3 -> 7 next to a chain 2 -> 6 -> 3
+    s, t = [np.array([[1, 5, 2, 6, 3]])], [np.array([[5, 1, 6, 3, 7]])]
+    assert infer_cmap(s, t) == [[1, 5], [2, 6], [3, 7], [5, 1], [6, 3]]
+
+
+def test_a_swap_map_finishes_a_test_input_with_the_missing_half() -> None:
+    # the train pairs show 1 <-> 2 and 3 -> 4; the test input has a 4, which no train
+    # input has: the solver's colour-map finisher swaps it back to 3
+    train = [
+        (np.array([[1, 2, 3]]), np.array([[2, 1, 4]])),
+        (np.array([[2, 3]]), np.array([[1, 4]])),
+    ]
+    s = TaskSolver(train, [np.array([[4, 1]])])
+    s.search(2000, max_seconds=5.0)
+    assert s.exact
+    best = s.solutions()[0]
+    assert best.outs[-1].tolist() == [[3, 2]]
 
 
 def test_infers_scale_and_tiles() -> None:
