@@ -80,7 +80,10 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
     Among programs that get the same number of train pairs exactly right, a prediction
     the environment has doubts about (``test_doubts``: it breaks a property every train
     pair has, see ``environments.arc.TrainInvariants``) goes after those it has none
-    about; a program with more train pairs right still goes first."""
+    about; a program with more train pairs right still goes first. A doubt demotes the
+    top program's prediction to the second attempt, never further: the property may be
+    the train pairs' coincidence (every pair changes something, and this test input
+    needs no change)."""
     rows: list[tuple[float, list[Any], list[Any]]] = []
     for c in candidates:
         details = c.outcome.details if c.outcome is not None else {}
@@ -95,10 +98,13 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
             for rank, (exact, p, doubts) in enumerate(rows)
             if i < len(p) and p[i] is not None
         ]
+        top = min(options, key=lambda o: (o[0], o[2]))[3] if options else None
         options.sort(key=lambda o: o[:3])
         grids = [o[3] for o in options]
         first = grids[0] if grids else [[0]]
-        second = next((g for g in grids if g != first), first)
+        second = top if top is not None and top != first else None
+        if second is None:
+            second = next((g for g in grids if g != first), first)
         attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
     return attempts
 

@@ -97,3 +97,19 @@ def test_doubted_predictions_go_after_undoubted_ones_of_the_same_tier() -> None:
     # candidates without doubts (other environments, older results) keep their order
     plain = [_cand([c], 0.5), _cand([d], 0.5)]
     assert pick_attempts(plain, 1) == [{"attempt_1": c, "attempt_2": d}]
+
+
+def test_a_doubted_top_program_keeps_the_second_attempt() -> None:
+    # the top program leaves the test input as it is, which no train pair does; two
+    # other exact programs answer without doubts: the first of them goes first, and
+    # the top program's answer is still the second attempt (not the other one's)
+    a, b, c = [[1]], [[2]], [[3]]
+    ranked = [
+        _cand([a], 1.0, [["unchanged"]]),
+        _cand([b], 1.0, [[]]),
+        _cand([c], 1.0, [[]]),
+    ]
+    assert pick_attempts(ranked, 1) == [{"attempt_1": b, "attempt_2": a}]
+    # the same when the top program's answer is doubted among partial programs
+    partial = [_cand([a], 0.5, [["shape"]]), _cand([b], 0.5), _cand([c], 0.5)]
+    assert pick_attempts(partial, 1) == [{"attempt_1": b, "attempt_2": a}]
