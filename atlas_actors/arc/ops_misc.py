@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from atlas_actors.arc.ops_cells import _fits, _painted_only
 from atlas_actors.arc.prims import _DIRS, components
 
 if TYPE_CHECKING:
@@ -214,16 +215,11 @@ def complete_by_analogy(g: Grid, axis: str, bg: int) -> Grid:
 
 def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, in grids that hold a complete row or column."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
-    if any((s[s != t] != ctx.bg).any() for s, t in ctx.pairs):
+    if ctx.depth > 1 or not _painted_only(ctx):
         return
     for axis in ("h", "v"):
-        try:
-            if all(np.array_equal(complete_by_analogy(s, axis, ctx.bg), t) for s, t in ctx.pairs):
-                yield (axis, ctx.bg)
-        except ValueError:
-            continue
+        if _fits(ctx, complete_by_analogy, axis, ctx.bg):
+            yield (axis, ctx.bg)
 
 
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [

@@ -102,8 +102,9 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
         options.sort(key=lambda o: o[:3])
         grids = [o[3] for o in options]
         first = grids[0] if grids else [[0]]
-        second = top if top is not None and top != first else None
-        if second is None:
+        if top is not None and top != first:
+            second = top  # a doubted top prediction: demoted to the second attempt
+        else:
             second = next((g for g in grids if g != first), first)
         attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
     return attempts
