@@ -65,9 +65,10 @@ class OpSpec:
     kinds: tuple[Any, ...]
     """``g`` grid, ``f`` sub-program, ``c`` colour (0-9, or a role 10-13 resolved on the
     first grid argument by ``prims.role_color``), ``cd`` colour or -1, ``b`` 0/1,
-    ``conn`` 4/8, ``k`` 1..30, ``r`` rigid code 0..7, ``d`` -30..30, ``cmap`` colour
-    pairs, ``table`` [int, colour] pairs, ``ts`` rigid codes, ``cl`` colours, ``il``
-    ints, or a tuple of allowed strings."""
+    ``nb`` neighbourhood (0 the 4 side cells, 1 all 8, 2 the 4 diagonal ones), ``conn``
+    4/8, ``k`` 1..30, ``r`` rigid code 0..7, ``d`` -30..30, ``cmap`` colour pairs,
+    ``table`` [int, colour] pairs, ``ts`` rigid codes, ``cl`` colours, ``il`` ints, or a
+    tuple of allowed strings."""
 
 
 def _ops() -> dict[str, OpSpec]:
@@ -116,7 +117,7 @@ def _ops() -> dict[str, OpSpec]:
         ("gravity", P.gravity, ("g", GRAVITY, "c")),
         ("fill_enclosed", P.fill_enclosed, ("g", "c", "c")),
         ("fill_bbox", P.fill_bbox, ("g", "c", *C4)),
-        ("halo", P.halo, ("g", "c", "b", "c")),
+        ("halo", P.halo, ("g", "c", "nb", "c")),
         ("interior", P.interior, ("g", "c", "c")),
         ("border", P.border, ("g", "c")),
         ("rays", P.rays, ("g", "c", RAY_DIRS, "b", "c")),
@@ -253,6 +254,8 @@ def _check_param(kind: Any, v: Any, path: str) -> Any:
         return ints(-1, 9)
     if kind == "b":
         return ints(0, 1)
+    if kind == "nb":
+        return ints(0, 2)
     if kind == "conn":
         if v not in (4, 8) or not _is_int(v):
             raise _bad(path, f"expected connectivity 4 or 8, got {v!r}")

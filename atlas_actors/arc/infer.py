@@ -648,6 +648,7 @@ def g_halo(ctx: Ctx) -> Iterator[Args]:
         for c in ctx.paint_colors[:3] + ctx.paint_roles:
             yield (c, 1, ctx.bg)
             yield (c, 0, ctx.bg)
+            yield (c, 2, ctx.bg)
 
 
 def g_border(ctx: Ctx) -> Iterator[Args]:

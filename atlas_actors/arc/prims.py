@@ -753,14 +753,16 @@ def fill_bbox(g: Grid, c: int, conn: int, by_color: int, bg: int) -> Grid:
 
 
 def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
-    """Paint ``c`` on background cells next to non-background ones (8-neighbours if ``diag``)."""
+    """Paint ``c`` on background cells next to non-background ones: the 4 side
+    neighbours (``diag`` 0), all 8 (1) or only the 4 diagonal ones (2)."""
     fg = g != bg
     p = np.pad(fg, 1)
     h, w = g.shape
     near = np.zeros_like(fg)
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
-            if (dy or dx) and (diag or not (dy and dx)):
+            side = not (dy and dx)
+            if (dy or dx) and (diag == 1 or (diag == 0) == side):
                 near |= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
     return np.where(near & ~fg, c, g)
 

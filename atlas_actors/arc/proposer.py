@@ -396,6 +396,8 @@ def _param_values(kind: Any, v: Any, rng: random.Random) -> list[Any]:
         return [c for c in range(-1, 10) if c != v]
     if kind == "b":
         return [1 - v]
+    if kind == "nb":
+        return [k for k in range(3) if k != v]
     if kind == "conn":
         return [12 - v]
     if kind == "k":

@@ -87,6 +87,8 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
     ),
     (["fill_bbox", "x", 6, 8, 0, 0], G([[1, 0, 0], [0, 1, 0]]), [[1, 6, 0], [6, 1, 0]]),
     (["halo", "x", 2, 0, 0], G([[0, 0, 0], [0, 1, 0]]), [[0, 2, 0], [2, 1, 2]]),
+    (["halo", "x", 2, 1, 0], G([[0, 0, 0], [0, 1, 0]]), [[2, 2, 2], [2, 1, 2]]),
+    (["halo", "x", 2, 2, 0], G([[0, 0, 0], [0, 1, 0]]), [[2, 0, 2], [0, 1, 0]]),
     (["interior", "x", 2, 0], G([[1] * 3] * 3), [[1, 1, 1], [1, 2, 1], [1, 1, 1]]),
     (["border", "x", 3], G([[0] * 3] * 3), [[3, 3, 3], [3, 0, 3], [3, 3, 3]]),
     (["rays", "x", 1, "right", 1, 0], G([[1, 0, 2, 0]]), [[1, 1, 2, 0]]),
@@ -390,6 +392,7 @@ def test_nested_program_str_and_python() -> None:
         (42, 'expected "x"'),
         (["rot90", "y"], 'expected "x"'),
         (["upscale", "x", 0, 2], "1..30"),
+        (["halo", "x", 2, 3, 0], "0..2"),
         (["keep_color", "x", True, 0], "integer"),
     ],
 )
@@ -442,3 +445,27 @@ def test_attract_slides_the_whole_width_of_a_wide_grid() -> None:
     g = G([[1, 0, 0, 0, 0, 0, 0, 2, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]])
     got = compile_program(["attract", "x", 1, 0, 0])(g)
     assert got.tolist() == [[0, 0, 0, 0, 0, 0, 1, 2, 0], [0, 0, 0, 0, 0, 0, 0, 0, 0]]
+
+
+def test_search_finds_a_diagonal_halo_after_a_tile() -> None:
+    """Targets: the input tiled 2x2, with colour 8 on the background cells diagonal to
+    a coloured one (and not on side neighbours): needs halo's diagonal-only mode."""
+    from atlas_actors.arc.prims import halo
+    from atlas_actors.arc.solver import TaskSolver
+
+    rng = np.random.default_rng(3)
+    grids = []
+    for h, w, c in ((2, 4, 5), (4, 4, 6), (3, 5, 4), (5, 3, 2)):
+        g = np.zeros((h, w), dtype=np.int64)
+        g[rng.integers(0, h), rng.integers(0, w)] = c
+        grids.append(g)
+    pairs = [(g, halo(np.tile(g, (2, 2)), 8, 2, 0)) for g in grids[:3]]
+    s = TaskSolver(pairs, [grids[3]])
+    s.search(4000, max_seconds=20.0)
+    assert s.exact
+    fn = compile_program(s.solutions()[0].expr)
+    want = halo(np.tile(grids[3], (2, 2)), 8, 2, 0)
+    assert (fn(grids[3]) == want).all()
+    assert (want == 8).sum() > 0 and (
+        (want == 8) != (halo(np.tile(grids[3], (2, 2)), 8, 1, 0) == 8)
+    ).any()
