@@ -759,11 +759,8 @@ def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
     p = np.pad(fg, 1)
     h, w = g.shape
     near = np.zeros_like(fg)
-    for dy in (-1, 0, 1):
-        for dx in (-1, 0, 1):
-            side = not (dy and dx)
-            if (dy or dx) and (diag == 1 or (diag == 0) == side):
-                near |= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+    for dy, dx in _DIRS[("hv", "all", "diag")[diag]]:
+        near |= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
     return np.where(near & ~fg, c, g)
 
 
