@@ -1,6 +1,10 @@
 """More DSL ops (see ops_objects.py for the conventions): staircases of shrinking
 parallel copies grown from straight lines, the grid moved by a tally of marker cells,
-and the closed rectangular rooms of a line drawing filled.
+the closed rectangular rooms of a line drawing filled, lines finished by analogy, and
+(from the fresh-training survey) objects moved by their cell count or turned in place,
+segments extended into full lines, contained objects erased, objects repainted by the
+dot touching them, the grid sheared, mirrored across a cross, and its same-size
+objects stacked.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
@@ -14,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits, _painted_only
-from atlas_actors.arc.prims import _DIRS, components
+from atlas_actors.arc.prims import _DIRS, components, role_color
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -67,6 +71,7 @@ def line_staircase(g: Grid, b: int, bg: int) -> Grid:
 
 
 _STEPS8 = ("up", "down", "left", "right", "ul", "ur", "dl", "dr")
+_HEADINGS = _STEPS8[:4]
 """The one-step directions of :data:`prims._DIRS`."""
 
 
@@ -222,11 +227,315 @@ def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
             yield (axis, ctx.bg)
 
 
+# ---------------------------------------------------------------- objects in place
+
+
+def move_by_count(g: Grid, d: str, bg: int) -> Grid:
+    """Move every object (8-connected, one colour) in direction ``d`` by its number of
+    cells; cells moved past the edge are lost. Objects spanning the grid's full width
+    or height (a floor, a wall) stay put and are painted last."""
+    h, w = g.shape
+    objs = components(g, 8, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("needs 1 to 40 objects")
+    ((dy, dx),) = _DIRS[d]
+    o = np.full_like(g, bg)
+    walls = []
+    for ys, xs in objs:
+        if int(ys.max() - ys.min()) + 1 == h or int(xs.max() - xs.min()) + 1 == w:
+            walls.append((ys, xs))
+            continue
+        n = int(ys.size)
+        ny, nx = ys + dy * n, xs + dx * n
+        keep = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+        o[ny[keep], nx[keep]] = g[ys[keep], xs[keep]]
+    if len(walls) == len(objs):
+        raise ValueError("nothing moves")
+    for ys, xs in walls:
+        o[ys, xs] = g[ys, xs]
+    return o
+
+
+_TURNS = {"ccw": 1, "180": 2, "cw": 3}
+
+
+def turn_objects(g: Grid, turn: str, conn: int, bg: int) -> Grid:
+    """Turn every object (``conn``-connected, one colour) about the centre of its
+    bounding box (``turn`` "ccw", "180" or "cw") on a background canvas; a box whose
+    turn needs a half-cell shift is placed toward the top-left, and cells turned past
+    the edge are lost."""
+    h, w = g.shape
+    objs = components(g, conn, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("needs 1 to 40 objects")
+    o = np.full_like(g, bg)
+    for ys, xs in objs:
+        y0, x0 = int(ys.min()), int(xs.min())
+        box = np.zeros((int(ys.max()) - y0 + 1, int(xs.max()) - x0 + 1), dtype=bool)
+        box[ys - y0, xs - x0] = True
+        turned = np.rot90(box, _TURNS[turn])
+        ty, tx = np.nonzero(turned)
+        ny = ty + y0 + (box.shape[0] - turned.shape[0]) // 2
+        nx = tx + x0 + (box.shape[1] - turned.shape[1]) // 2
+        keep = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+        o[ny[keep], nx[keep]] = g[ys[0], xs[0]]
+    return o
+
+
+def extend_segments(g: Grid, top: str, bg: int) -> Grid:
+    """Every straight segment (a 4-connected object of one colour, one cell thick, two
+    cells or more) becomes a full row or column along its own axis, over everything;
+    where rows and columns cross, those of ``top`` ("h" or "v") are painted last."""
+    rows: list[tuple[int, int]] = []
+    cols: list[tuple[int, int]] = []
+    for ys, xs in components(g, 4, 1, bg):
+        if ys.size < 2:
+            continue
+        if (ys == ys[0]).all():
+            rows.append((int(ys[0]), int(g[ys[0], xs[0]])))
+        elif (xs == xs[0]).all():
+            cols.append((int(xs[0]), int(g[ys[0], xs[0]])))
+    if not rows and not cols:
+        raise ValueError("no segment")
+    o = g.copy()
+    for axis in ("v", "h") if top == "h" else ("h", "v"):
+        for i, c in rows if axis == "h" else cols:
+            if axis == "h":
+                o[i, :] = c
+            else:
+                o[:, i] = c
+    return o
+
+
+def erase_contained(g: Grid, bg: int) -> Grid:
+    """Erase every object (8-connected, one colour) lying wholly inside the bounding box
+    of an object of another colour (things inside a container)."""
+    objs = components(g, 8, 1, bg)
+    if len(objs) > 60:
+        raise ValueError("too many objects")
+    boxes = [
+        (int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max()), int(g[ys[0], xs[0]]))
+        for ys, xs in objs
+    ]
+    o = g.copy()
+    hit = False
+    for (ys, xs), (y0, y1, x0, x1, c) in zip(objs, boxes, strict=True):
+        if any(
+            cc != c and yy0 <= y0 and y1 <= yy1 and xx0 <= x0 and x1 <= xx1
+            for yy0, yy1, xx0, xx1, cc in boxes
+        ):
+            o[ys, xs] = bg
+            hit = True
+    if not hit:
+        raise ValueError("nothing contained")
+    return o
+
+
+def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
+    """Every single cell (an 8-connected one-colour object of one cell) not of colour
+    ``c`` repaints in its own colour each object of colour ``c`` (4-connected) it
+    touches on a side, and is erased."""
+    h, w = g.shape
+    dots = [
+        (int(ys[0]), int(xs[0]))
+        for ys, xs in components(g, 8, 1, bg)
+        if ys.size == 1 and g[ys[0], xs[0]] != c
+    ]
+    if not dots or len(dots) > 40:
+        raise ValueError("no dots or too many")
+    objs = components(np.where(g == c, 1, 0), 4, 1, 0)
+    label = np.full((h, w), -1)
+    for i, (ys, xs) in enumerate(objs):
+        label[ys, xs] = i
+    o = g.copy()
+    for y, x in dots:
+        o[y, x] = bg
+    for y, x in dots:
+        for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1)):
+            ny, nx = y + dy, x + dx
+            if 0 <= ny < h and 0 <= nx < w and label[ny, nx] >= 0:
+                o[objs[int(label[ny, nx])]] = g[y, x]
+    return o
+
+
+def shear(g: Grid, mode: str, bg: int) -> Grid:
+    """Skew the grid into a parallelogram on a background canvas: "h+" shifts row ``i``
+    right by ``h-1-i`` (the top row furthest), "h-" by ``i``; "v+" and "v-" do the same
+    to the columns, downward."""
+    a = g.T if mode[0] == "v" else g
+    h, w = a.shape
+    if w + h - 1 > 30:
+        raise ValueError("too large")
+    o = np.full((h, w + h - 1), bg, dtype=g.dtype)
+    for i in range(h):
+        off = h - 1 - i if mode[1] == "+" else i
+        o[i, off : off + w] = a[i]
+    return o.T if mode[0] == "v" else o
+
+
+def mirror_cross(g: Grid, bg: int) -> Grid:
+    """A full row and a full column of one colour are two mirrors: every other
+    non-background cell is reflected across the row, the column and both, onto
+    background cells (images past the edge are dropped)."""
+    h, w = g.shape
+    rows = [y for y in range(h) if g[y, 0] != bg and (g[y] == g[y, 0]).all()]
+    cols = [x for x in range(w) if g[0, x] != bg and (g[:, x] == g[0, x]).all()]
+    if len(rows) != 1 or len(cols) != 1:
+        raise ValueError("needs one full row and one full column")
+    r, c = rows[0], cols[0]
+    o = g.copy()
+    ys, xs = np.nonzero(g != bg)
+    for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+        if y == r or x == c:
+            continue
+        for yy, xx in ((2 * r - y, x), (y, 2 * c - x), (2 * r - y, 2 * c - x)):
+            if 0 <= yy < h and 0 <= xx < w and o[yy, xx] == bg:
+                o[yy, xx] = g[y, x]
+    return o
+
+
+def overlay_objects(g: Grid, bg: int) -> Grid:
+    """Stack the objects (8-connected, any colours), each cropped to its bounding box,
+    all of one size: the colour commonest over all the crops shows through, every other
+    colour paints; two colours meeting on one cell raise."""
+    objs = components(g, 8, 0, bg)
+    if not 2 <= len(objs) <= 12:
+        raise ValueError("needs 2 to 12 objects")
+    crops = [g[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1] for ys, xs in objs]
+    if len({cr.shape for cr in crops}) != 1:
+        raise ValueError("objects differ in size")
+    clear = int(np.bincount(np.concatenate([cr.ravel() for cr in crops])).argmax())
+    o = np.full_like(crops[0], clear)
+    for cr in crops:
+        m = cr != clear
+        if ((o != clear) & m & (o != cr)).any():
+            raise ValueError("colours clash")
+        o[m] = cr[m]
+    return o
+
+
+def _some_change(ctx: Ctx) -> bool:
+    return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
+
+
+def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, no target with more non-background cells than its state."""
+    if not _some_change(ctx):
+        return
+    if any(int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()) for s, t in ctx.pairs):
+        return
+    for d in _HEADINGS:
+        if _fits(ctx, move_by_count, d, ctx.bg):
+            yield (d, ctx.bg)
+
+
+def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, each target with its state's count of each colour's cells."""
+    if not _some_change(ctx):
+        return
+    for s, t in ctx.pairs:
+        if not np.array_equal(
+            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
+        ):
+            return
+    for turn in _TURNS:
+        for conn in (4, 8):
+            if _fits(ctx, turn_objects, turn, conn, ctx.bg):
+                yield (turn, conn, ctx.bg)
+                break
+
+
+def g_extend_segments(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, some change: try both crossing orders."""
+    if not _some_change(ctx):
+        return
+    for top in ("h", "v"):
+        if _fits(ctx, extend_segments, top, ctx.bg):
+            yield (top, ctx.bg)
+            return
+
+
+def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, only cells erased (to the background, or to colour 0 where the
+    background the task reads is another colour)."""
+    if not _some_change(ctx):
+        return
+    for bg in dict.fromkeys((ctx.bg, 0)):
+        if all(((t[s != t]) == bg).all() for s, t in ctx.pairs) and _fits(ctx, erase_contained, bg):
+            yield (bg,)
+
+
+def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, only non-background cells change: try each state colour as the one
+    repainted."""
+    if not _some_change(ctx):
+        return
+    if any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
+        return
+    for c in ctx.state_colors:
+        if _fits(ctx, dot_paint_touching, c, ctx.bg):
+            yield (c, ctx.bg)
+
+
+_SHEARS = ("h+", "h-", "v+", "v-")
+
+
+def g_shear(ctx: Ctx) -> Iterator[Args]:
+    """Every target wider by its height less one (or taller by its width less one);
+    the canvas colour is read off a corner the skew leaves empty (the background if
+    the targets disagree)."""
+    if ctx.depth > 1:
+        return
+    for axis in ("h", "v"):
+        grown = [
+            (s.shape[0], s.shape[1] + s.shape[0] - 1)
+            if axis == "h"
+            else (s.shape[0] + s.shape[1] - 1, s.shape[1])
+            for s, _ in ctx.pairs
+        ]
+        if any(t.shape != sh or min(sh) < 2 for (_, t), sh in zip(ctx.pairs, grown, strict=True)):
+            continue
+        for sign, corner in (("+", (0, 0)), ("-", (-1, 0))):
+            fill = {int(t[corner]) for _, t in ctx.pairs}
+            yield (axis + sign, fill.pop() if len(fill) == 1 else ctx.bg)
+
+
+def g_mirror_cross(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if _fits(ctx, mirror_cross, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
+    """Smaller targets: with the task's background, or each grid's commonest colour
+    (role 13)."""
+    if ctx.depth > 1 or not ctx.smaller:
+        return
+    if _fits(ctx, overlay_objects, ctx.bg):
+        yield (ctx.bg,)
+        return
+    try:
+        if all(np.array_equal(overlay_objects(s, role_color(s, 13)), t) for s, t in ctx.pairs):
+            yield (13,)
+    except ValueError:
+        return
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
     ("fill_rooms", fill_rooms, ("g", "c", "c")),
     ("complete_by_analogy", complete_by_analogy, ("g", ("h", "v"), "c")),
+    ("move_by_count", move_by_count, ("g", _HEADINGS, "c")),
+    ("turn_objects", turn_objects, ("g", tuple(_TURNS), "conn", "c")),
+    ("extend_segments", extend_segments, ("g", ("h", "v"), "c")),
+    ("erase_contained", erase_contained, ("g", "c")),
+    ("dot_paint_touching", dot_paint_touching, ("g", "c", "c")),
+    ("shear", shear, ("g", _SHEARS, "c")),
+    ("mirror_cross", mirror_cross, ("g", "c")),
+    ("overlay_objects", overlay_objects, ("g", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -235,5 +544,13 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "shift_by_count": g_shift_by_count,
     "fill_rooms": g_fill_rooms,
     "complete_by_analogy": g_complete_by_analogy,
+    "move_by_count": g_move_by_count,
+    "turn_objects": g_turn_objects,
+    "extend_segments": g_extend_segments,
+    "erase_contained": g_erase_contained,
+    "dot_paint_touching": g_dot_paint_touching,
+    "shear": g_shear,
+    "mirror_cross": g_mirror_cross,
+    "overlay_objects": g_overlay_objects,
 }
 """Parameter generators, by op name."""

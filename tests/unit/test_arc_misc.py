@@ -12,7 +12,20 @@ from arc_cases import G, check_case, check_registered, ctx, gen
 
 from atlas_actors.arc import ops_misc as om
 
-NEW_OPS = {"line_staircase", "shift_by_count", "fill_rooms", "complete_by_analogy"}
+NEW_OPS = {
+    "line_staircase",
+    "shift_by_count",
+    "fill_rooms",
+    "complete_by_analogy",
+    "move_by_count",
+    "turn_objects",
+    "extend_segments",
+    "erase_contained",
+    "dot_paint_touching",
+    "shear",
+    "mirror_cross",
+    "overlay_objects",
+}
 
 _ROOM = [
     [0, 5, 5, 5, 0, 0],
@@ -23,6 +36,17 @@ _ROOM = [
 ]
 _ROOM4 = [r[:] for r in _ROOM]
 _ROOM4[1][2] = 4
+
+_FALL_IN = G([[1, 1, 0], [0, 0, 2], [0, 0, 0], [0, 0, 0], [3, 3, 3]])
+_FALL_OUT = [[0, 0, 0], [0, 0, 0], [1, 1, 2], [0, 0, 0], [3, 3, 3]]
+_L_IN = G([[0, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 3, 0, 0, 0], [0, 3, 3, 0, 0], [0, 0, 0, 0, 0]])
+_L_OUT = [[0, 0, 0, 0, 0], [0, 0, 3, 0, 0], [3, 3, 3, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
+_SEG_IN = G([[0, 0, 0, 0, 0], [0, 4, 4, 0, 0], [0, 0, 0, 6, 0], [0, 0, 0, 6, 0], [2, 0, 0, 0, 0]])
+_SEG_H = [[0, 0, 0, 6, 0], [4, 4, 4, 4, 4], [0, 0, 0, 6, 0], [0, 0, 0, 6, 0], [2, 0, 0, 6, 0]]
+_SEG_V = [[*r[:3], 6, *r[4:]] for r in _SEG_H]
+_CROSS_IN = G([[1, 0, 8, 0, 0], [3, 0, 8, 0, 0], [8, 8, 8, 8, 8], [0, 0, 8, 0, 0], [0, 0, 8, 0, 0]])
+_CROSS_OUT = [[1, 0, 8, 0, 1], [3, 0, 8, 0, 3], [8, 8, 8, 8, 8], [3, 0, 8, 0, 3], [1, 0, 8, 0, 1]]
+_OVER_IN = G([[5, 5, 0, 0, 0], [5, 1, 0, 5, 5], [0, 0, 0, 2, 5]])
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -72,6 +96,59 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 0], [2, 0, 5, 0]]),
         [[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 8], [2, 0, 5, 7]],
     ),
+    # each object falls by its cell count; the full-width floor stays
+    (
+        ["move_by_count", "x", "down", 0],
+        _FALL_IN,
+        _FALL_OUT,
+    ),
+    # cells moved past the edge are lost: the 3-cell 4 rises 3, the 5 rises 1
+    (
+        ["move_by_count", "x", "up", 0],
+        G([[0, 0], [4, 0], [4, 0], [4, 5]]),
+        [[4, 0], [0, 0], [0, 5], [0, 0]],
+    ),
+    # an L turned a quarter anticlockwise about its box's centre (half cell: up-left)
+    (["turn_objects", "x", "ccw", 4, 0], _L_IN, _L_OUT),
+    # a bar turned clockwise about its middle cell
+    (
+        ["turn_objects", "x", "cw", 8, 0],
+        G([[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 7, 7, 7, 0], [0, 0, 0, 0, 0]]),
+        [[0, 0, 0, 0, 0], [0, 0, 7, 0, 0], [0, 0, 7, 0, 0], [0, 0, 7, 0, 0]],
+    ),
+    # segments become full lines (rows painted last); the single cell stays
+    (["extend_segments", "x", "h", 0], _SEG_IN, _SEG_H),
+    (["extend_segments", "x", "v", 0], _SEG_IN, _SEG_V),
+    # the 2 inside the 1 frame's box goes; the 3 outside stays
+    (
+        ["erase_contained", "x", 0],
+        G([[1, 1, 1, 1, 0], [1, 0, 2, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]]),
+        [[1, 1, 1, 1, 0], [1, 0, 0, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]],
+    ),
+    # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
+    (
+        ["dot_paint_touching", "x", 5, 0],
+        G([[5, 5, 0, 0], [0, 2, 0, 5], [0, 0, 0, 5], [3, 0, 0, 0]]),
+        [[2, 2, 0, 0], [0, 0, 0, 5], [0, 0, 0, 5], [0, 0, 0, 0]],
+    ),
+    # the top row shifted furthest right
+    (
+        ["shear", "x", "h+", 0],
+        G([[1, 2, 3], [4, 5, 6]]),
+        [[0, 1, 2, 3], [4, 5, 6, 0]],
+    ),
+    # columns: column j shifted down by j, on a canvas of 9
+    (
+        ["shear", "x", "v-", 9],
+        G([[1, 2], [3, 4], [5, 6]]),
+        [[1, 9], [3, 2], [5, 4], [9, 6]],
+    ),
+    # reflected across the 8 row, the 8 column and both
+    (["mirror_cross", "x", 0], _CROSS_IN, _CROSS_OUT),
+    # two same-size objects stacked, 5 (the commonest) showing through
+    (["overlay_objects", "x", 0], _OVER_IN, [[5, 5], [2, 1]]),
+    # role 13: each grid's commonest colour is its background
+    (["overlay_objects", "x", 13], np.where(_OVER_IN == 0, 7, _OVER_IN), [[5, 5], [2, 1]]),
 ]
 
 
@@ -97,6 +174,22 @@ def test_errors_raise() -> None:
     with pytest.raises(ValueError):
         # the drawn cells contradict the template (1 would be both 2 and 3)
         om.complete_by_analogy(G([[1, 4, 1], [2, 0, 3]]), "h", 0)
+    with pytest.raises(ValueError):
+        om.move_by_count(G([[1, 1, 1], [0, 0, 0]]), "down", 0)  # only a floor: nothing moves
+    with pytest.raises(ValueError):
+        om.extend_segments(G([[1, 0], [0, 2]]), "h", 0)  # single cells only
+    with pytest.raises(ValueError):
+        om.erase_contained(G([[1, 0, 2]]), 0)  # nothing inside anything
+    with pytest.raises(ValueError):
+        om.dot_paint_touching(G([[5, 5], [5, 5]]), 5, 0)  # no dot
+    with pytest.raises(ValueError):
+        om.mirror_cross(G([[8, 8, 8], [0, 0, 8], [1, 0, 0]]), 0)  # no full column
+    with pytest.raises(ValueError):
+        om.overlay_objects(G([[5, 5, 0, 5], [5, 5, 0, 0]]), 0)  # sizes differ
+    with pytest.raises(ValueError):
+        om.overlay_objects(G([[1, 2, 0, 3, 4]]), 0)  # 1 2 and 3 4 clash on both cells
+    with pytest.raises(ValueError):
+        om.shear(np.zeros((20, 12), dtype=np.int64), "h+", 0)  # 31 columns
 
 
 # ---------------------------------------------------------------- generators
@@ -152,3 +245,61 @@ def test_complete_by_analogy_generator() -> None:
     # the gaps get a colour the template does not give: no analogy
     other = [[1, 4, 1, 4], [0, 0, 0, 0], [2, 3, 2, 2]]
     assert gen("complete_by_analogy", ctx([(src, other)])) == []
+
+
+def test_move_by_count_generator() -> None:
+    assert gen("move_by_count", ctx([(_FALL_IN.tolist(), _FALL_OUT)])) == [("down", 0)]
+    # a cell painted on: not a move
+    more = [r[:] for r in _FALL_OUT]
+    more[0][0] = 9
+    assert gen("move_by_count", ctx([(_FALL_IN.tolist(), more)])) == []
+
+
+def test_turn_objects_generator() -> None:
+    assert gen("turn_objects", ctx([(_L_IN.tolist(), _L_OUT)])) == [("ccw", 4, 0)]
+    # a cell's colour changed: the colour counts differ, nothing is tried
+    other = [r[:] for r in _L_OUT]
+    other[1][2] = 4
+    assert gen("turn_objects", ctx([(_L_IN.tolist(), other)])) == []
+
+
+def test_extend_segments_generator() -> None:
+    assert gen("extend_segments", ctx([(_SEG_IN.tolist(), _SEG_V)])) == [("v", 0)]
+    assert gen("extend_segments", ctx([(_SEG_IN.tolist(), _SEG_IN.tolist())])) == []
+
+
+def test_erase_contained_generator() -> None:
+    src = [[1, 1, 1, 0], [1, 2, 1, 0], [1, 1, 1, 3]]
+    want = [[1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 1, 3]]
+    assert gen("erase_contained", ctx([(src, want)])) == [(0,)]
+    # the wrong object erased
+    wrong = [[1, 1, 1, 0], [1, 2, 1, 0], [1, 1, 1, 0]]
+    assert gen("erase_contained", ctx([(src, wrong)])) == []
+
+
+def test_dot_paint_touching_generator() -> None:
+    src = [[5, 5, 0], [0, 2, 0], [4, 4, 0]]
+    assert gen("dot_paint_touching", ctx([(src, [[2, 2, 0], [0, 0, 0], [2, 2, 0]])])) == []
+    assert gen("dot_paint_touching", ctx([(src, [[2, 2, 0], [0, 0, 0], [4, 4, 0]])])) == [(5, 0)]
+
+
+def test_shear_generator() -> None:
+    # canvas colours read off the corners each skew leaves empty
+    c = ctx([([[1, 2, 3], [4, 5, 6]], [[0, 1, 2, 3], [4, 5, 6, 0]])])
+    assert gen("shear", c) == [("h+", 0), ("h-", 4)]
+    assert gen("shear", ctx([([[1, 2], [3, 4]], [[1, 2], [3, 4]])])) == []
+
+
+def test_mirror_cross_generator() -> None:
+    assert gen("mirror_cross", ctx([(_CROSS_IN.tolist(), _CROSS_OUT)])) == [(0,)]
+    half = [r[:] for r in _CROSS_OUT]
+    half[4][4] = 0
+    assert gen("mirror_cross", ctx([(_CROSS_IN.tolist(), half)])) == []
+
+
+def test_overlay_objects_generator() -> None:
+    # the backgrounds differ by pair: only role 13 fits both
+    other = np.where(_OVER_IN == 0, 7, _OVER_IN).tolist()
+    c = ctx([(_OVER_IN.tolist(), [[5, 5], [2, 1]]), (other, [[5, 5], [2, 1]])])
+    assert gen("overlay_objects", c) == [(13,)]
+    assert gen("overlay_objects", ctx([(_OVER_IN.tolist(), [[5, 5], [1, 2]])])) == []
