@@ -4,7 +4,9 @@ the closed rectangular rooms of a line drawing filled, lines finished by analogy
 (from the fresh-training survey) objects moved by their cell count or turned in place,
 segments extended into full lines, contained objects erased, objects repainted by the
 dot touching them, the grid sheared, mirrored across a cross, and its same-size
-objects stacked.
+objects stacked; objects falling toward the border wall of their colour, a noisy
+patchwork summarised one cell per block, same-colour objects joined corner to corner
+on a diagonal, and each colour moved by its own offset.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
@@ -18,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits, _painted_only
-from atlas_actors.arc.prims import _DIRS, components, role_color
+from atlas_actors.arc.prims import _DIRS, components, rigid, role_color
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -414,8 +416,171 @@ def overlay_objects(g: Grid, bg: int) -> Grid:
     return o
 
 
+def _border_line(g: Grid, side: str) -> Grid:
+    """The row or column of ``g`` on ``side`` (a view)."""
+    line: Grid = {"up": g[0], "down": g[-1], "left": g[:, 0], "right": g[:, -1]}[side]
+    return line
+
+
+def wall_gravity(g: Grid, conn: int, bg: int) -> Grid:
+    """Walls are the grid's border rows and columns filled with one non-background
+    colour. Every other object (``conn``-connected, one colour) whose colour has exactly
+    one wall slides as a rigid body toward it until the next step would leave the grid
+    or meet a non-background cell; objects nearest their wall move first, so they pile
+    up. Objects of other colours stay."""
+    h, w = g.shape
+    sides = {side: _border_line(g, side) for side in ("up", "down", "left", "right")}
+    walls: dict[int, list[str]] = {}
+    inner = g.copy()
+    for side, line in sides.items():
+        c = int(line[0])
+        if c != bg and (line == c).all():
+            walls.setdefault(c, []).append(side)
+            _border_line(inner, side)[:] = bg
+    if not walls:
+        raise ValueError("no wall")
+    moving = []
+    for ys, xs in components(inner, conn, 1, bg):
+        c = int(g[ys[0], xs[0]])
+        if len(walls.get(c, ())) != 1:
+            continue
+        side = walls[c][0]
+        dist = {
+            "up": ys.min(),
+            "down": h - 1 - ys.max(),
+            "left": xs.min(),
+            "right": w - 1 - xs.max(),
+        }[side]
+        moving.append((int(dist), c, ys, xs, _DIRS[side][0]))
+    if not moving or len(moving) > 40:
+        raise ValueError("needs 1 to 40 objects of a wall's colour")
+    o = g.copy()
+    for _, c, ys, xs, (dy, dx) in sorted(moving, key=lambda m: m[0]):
+        o[ys, xs] = bg
+        k = 0
+        while True:
+            ny, nx = ys + dy * (k + 1), xs + dx * (k + 1)
+            if ny.min() < 0 or nx.min() < 0 or ny.max() >= h or nx.max() >= w:
+                break
+            if (o[ny, nx] != bg).any():
+                break
+            k += 1
+        o[ys + dy * k, xs + dx * k] = c
+    return o
+
+
+def _merge_runs(a: Grid, bg: int) -> list[list[int]]:
+    """Runs of consecutive rows of ``a`` that agree wherever both are non-background
+    (the background is a wildcard, so holes in a block do not split it)."""
+    runs = [[0]]
+    for i in range(1, a.shape[0]):
+        row = a[i]
+        if all(((r == bg) | (row == bg) | (r == row)).all() for r in a[runs[-1]]):
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    return runs
+
+
+def block_pixels(g: Grid, bg: int) -> Grid:
+    """A patchwork of (noisy) solid blocks summarised one cell per block: the
+    non-background box is cut where consecutive rows (then columns) disagree on cells
+    both have non-background, and each block becomes its commonest non-background
+    colour (background if it has none)."""
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0:
+        raise ValueError("empty grid")
+    a = g[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+    rows, cols = _merge_runs(a, bg), _merge_runs(a.T, bg)
+    if len(rows) * len(cols) < 2 or (len(rows) == a.shape[0] and len(cols) == a.shape[1]):
+        raise ValueError("no blocks")
+    o = np.full((len(rows), len(cols)), bg, dtype=g.dtype)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            cells = a[np.ix_(r, c)].ravel()
+            cells = cells[cells != bg]
+            if cells.size:
+                o[i, j] = int(np.bincount(cells).argmax())
+    return o
+
+
+def _facing(lo1: int, hi1: int, lo2: int, hi2: int) -> tuple[int, int] | None:
+    """The facing ends of two disjoint spans ``[lo1, hi1]`` and ``[lo2, hi2]`` (first
+    span's end first), or None when they overlap."""
+    if hi1 < lo2:
+        return hi1, lo2
+    if hi2 < lo1:
+        return lo1, hi2
+    return None
+
+
+def connect_corners_diag(g: Grid, bg: int) -> Grid:
+    """Join every two objects (8-connected, one colour) of one colour whose bounding
+    boxes share no row and no column and whose facing corners lie on one diagonal: a
+    diagonal of their colour between the corners, over background."""
+    objs = components(g, 8, 1, bg)
+    if not 2 <= len(objs) <= 30:
+        raise ValueError("needs 2 to 30 objects")
+    boxes = [
+        (int(g[ys[0], xs[0]]), int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max()))
+        for ys, xs in objs
+    ]
+    o = g.copy()
+    joined = 0
+    for i, (c, t1, b1, l1, r1) in enumerate(boxes):
+        for c2, t2, b2, l2, r2 in boxes[i + 1 :]:
+            rows, cols = _facing(t1, b1, t2, b2), _facing(l1, r1, l2, r2)
+            if c2 != c or rows is None or cols is None:
+                continue
+            (y1, y2), (x1, x2) = rows, cols
+            n = abs(y2 - y1)
+            if n != abs(x2 - x1) or n < 2:
+                continue
+            k = np.arange(1, n)
+            ly, lx = y1 + np.sign(y2 - y1) * k, x1 + np.sign(x2 - x1) * k
+            on = o[ly, lx] == bg
+            o[ly[on], lx[on]] = c
+            joined += 1
+    if not joined:
+        raise ValueError("no pair on a diagonal")
+    return o
+
+
+def _offset_code(dy: int, dx: int) -> int:
+    return (dy + 30) * 61 + dx + 30
+
+
+def shift_by_color(g: Grid, table: list[list[int]], bg: int) -> Grid:
+    """Every cell moves by its colour's offset: ``table`` entries ``[(dy + 30) * 61 +
+    dx + 30, c]``; cells moved past the edge are lost, cells left behind become
+    background, where two colours land on one cell the higher colour wins, and a
+    non-background colour missing from the table raises."""
+    h, w = g.shape
+    o = np.full_like(g, bg)
+    moves = {int(c): divmod(int(code), 61) for code, c in table}
+    for c in np.unique(g).tolist():
+        if c == bg:
+            continue
+        if c not in moves:
+            raise ValueError(f"no offset for colour {c}")
+        dy, dx = moves[c][0] - 30, moves[c][1] - 30
+        ys, xs = np.nonzero(g == c)
+        ny, nx = ys + dy, xs + dx
+        keep = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+        o[ny[keep], nx[keep]] = c
+    return o
+
+
 def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
+
+
+def _same_counts(ctx: Ctx) -> bool:
+    """Every target has its state's number of cells of each colour."""
+    return all(
+        np.array_equal(np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10))
+        for s, t in ctx.pairs
+    )
 
 
 def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
@@ -431,13 +596,8 @@ def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
 
 def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not _some_change(ctx):
+    if not _some_change(ctx) or not _same_counts(ctx):
         return
-    for s, t in ctx.pairs:
-        if not np.array_equal(
-            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
-        ):
-            return
     for turn in _TURNS:
         for conn in (4, 8):
             if _fits(ctx, turn_objects, turn, conn, ctx.bg):
@@ -523,6 +683,90 @@ def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
         return
 
 
+def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, each target with its state's count of each colour's cells."""
+    if not _some_change(ctx) or not _same_counts(ctx):
+        return
+    for conn in (8, 4):
+        if _fits(ctx, wall_gravity, conn, ctx.bg):
+            yield (conn, ctx.bg)
+            return
+
+
+def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
+    """Smaller targets that are the summary itself, or one rotation or reflection of
+    it (the same in every pair: the next step turns it)."""
+    if ctx.depth > 1 or not ctx.smaller:
+        return
+    try:
+        outs = [block_pixels(s, ctx.bg) for s, _ in ctx.pairs]
+    except ValueError:
+        return
+    if any(
+        all(np.array_equal(rigid(o, r), t) for o, (_, t) in zip(outs, ctx.pairs, strict=True))
+        for r in range(8)
+    ):
+        yield (ctx.bg,)
+
+
+def g_connect_corners_diag(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    if _fits(ctx, connect_corners_diag, ctx.bg):
+        yield (ctx.bg,)
+
+
+def _shifted(m: Grid, dy: int, dx: int) -> Grid:
+    """Boolean mask ``m`` moved by ``(dy, dx)``; what leaves the grid is lost."""
+    h, w = m.shape
+    o = np.zeros_like(m)
+    if abs(dy) < h and abs(dx) < w:
+        o[max(0, dy) : h + min(0, dy), max(0, dx) : w + min(0, dx)] = m[
+            max(0, -dy) : h + min(0, -dy), max(0, -dx) : w + min(0, -dx)
+        ]
+    return o
+
+
+def _colour_offsets(ctx: Ctx) -> dict[int, tuple[int, int]] | None:
+    """For each state colour, the one offset that moves its cells onto the target's
+    cells of that colour (read off the first pair where some of them remain)."""
+    table: dict[int, tuple[int, int]] = {}
+    for s, t in ctx.pairs:
+        cols = set(np.unique(s).tolist()) - {ctx.bg}
+        if set(np.unique(t).tolist()) - {ctx.bg} - cols:
+            return None
+        for c in cols - set(table):
+            src, dst = s == c, t == c
+            ty, tx = np.nonzero(dst)
+            ys, xs = np.nonzero(src)
+            if ty.size == 0:
+                continue
+            if ys.size > 60:
+                return None
+            for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
+                dy, dx = int(ty[0]) - y, int(tx[0]) - x
+                if np.array_equal(_shifted(src, dy, dx), dst):
+                    table[c] = (dy, dx)
+                    break
+            else:
+                return None
+    return table
+
+
+def g_shift_by_color(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, each colour's cells moved by one offset (two different offsets at
+    least: one offset for all is a plain shift)."""
+    if not _some_change(ctx):
+        return
+    table = _colour_offsets(ctx)
+    if table is None or len(set(table.values())) < 2:
+        return
+    args = [[_offset_code(dy, dx), c] for c, (dy, dx) in sorted(table.items())]
+    if _fits(ctx, shift_by_color, args, ctx.bg):
+        yield (args, ctx.bg)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
@@ -536,6 +780,10 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("shear", shear, ("g", _SHEARS, "c")),
     ("mirror_cross", mirror_cross, ("g", "c")),
     ("overlay_objects", overlay_objects, ("g", "c")),
+    ("wall_gravity", wall_gravity, ("g", "conn", "c")),
+    ("block_pixels", block_pixels, ("g", "c")),
+    ("connect_corners_diag", connect_corners_diag, ("g", "c")),
+    ("shift_by_color", shift_by_color, ("g", "table", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -552,5 +800,9 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "shear": g_shear,
     "mirror_cross": g_mirror_cross,
     "overlay_objects": g_overlay_objects,
+    "wall_gravity": g_wall_gravity,
+    "block_pixels": g_block_pixels,
+    "connect_corners_diag": g_connect_corners_diag,
+    "shift_by_color": g_shift_by_color,
 }
 """Parameter generators, by op name."""

@@ -25,6 +25,10 @@ NEW_OPS = {
     "shear",
     "mirror_cross",
     "overlay_objects",
+    "wall_gravity",
+    "block_pixels",
+    "connect_corners_diag",
+    "shift_by_color",
 }
 
 _ROOM = [
@@ -47,6 +51,15 @@ _SEG_V = [[*r[:3], 6, *r[4:]] for r in _SEG_H]
 _CROSS_IN = G([[1, 0, 8, 0, 0], [3, 0, 8, 0, 0], [8, 8, 8, 8, 8], [0, 0, 8, 0, 0], [0, 0, 8, 0, 0]])
 _CROSS_OUT = [[1, 0, 8, 0, 1], [3, 0, 8, 0, 3], [8, 8, 8, 8, 8], [3, 0, 8, 0, 3], [1, 0, 8, 0, 1]]
 _OVER_IN = G([[5, 5, 0, 0, 0], [5, 1, 0, 5, 5], [0, 0, 0, 2, 5]])
+_WALLS_IN = G([[1, 0, 0, 0, 0, 2], [1, 0, 0, 1, 0, 2], [1, 2, 0, 0, 3, 2], [1, 0, 1, 1, 0, 2]])
+_WALLS_OUT = [[1, 0, 0, 0, 0, 2], [1, 1, 0, 0, 0, 2], [1, 0, 0, 2, 3, 2], [1, 1, 1, 0, 0, 2]]
+_PATCH_IN = G([[0, 0, 0, 0, 0], [0, 3, 3, 4, 4], [0, 3, 0, 4, 4], [0, 5, 5, 6, 0], [0, 5, 5, 6, 6]])
+_DIAG_IN = G([[2, 2, 0, 0, 0], [2, 2, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 2]])
+_DIAG_OUT = [[2, 2, 0, 0, 0], [2, 2, 0, 0, 0], [0, 0, 2, 0, 0], [0, 0, 0, 2, 0], [3, 0, 0, 0, 2]]
+# colour 1 one step down ((1 + 30) * 61 + 30), colour 2 two steps right (30 * 61 + 32)
+_BY_COLOR = [[1921, 1], [1862, 2]]
+_SHIFT_IN = G([[0, 1, 0], [0, 0, 0], [2, 0, 0]])
+_SHIFT_OUT = [[0, 0, 0], [0, 1, 0], [0, 0, 2]]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -149,6 +162,23 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
     (["overlay_objects", "x", 0], _OVER_IN, [[5, 5], [2, 1]]),
     # role 13: each grid's commonest colour is its background
     (["overlay_objects", "x", 13], np.where(_OVER_IN == 0, 7, _OVER_IN), [[5, 5], [2, 1]]),
+    # 1s slide to the left wall, 2s to the right, nearest first; the 2 stops at the 3,
+    # which has no wall and stays
+    (["wall_gravity", "x", 8, 0], _WALLS_IN, _WALLS_OUT),
+    # a wall on the bottom row: the lower 4 lands first and the upper one on it; the 5
+    # (no wall) stays
+    (
+        ["wall_gravity", "x", 4, 0],
+        G([[4, 0, 0], [0, 0, 0], [4, 0, 5], [0, 0, 0], [4, 4, 4]]),
+        [[0, 0, 0], [0, 0, 0], [4, 0, 5], [4, 0, 0], [4, 4, 4]],
+    ),
+    # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
+    (["block_pixels", "x", 0], _PATCH_IN, [[3, 4], [5, 6]]),
+    # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
+    (["connect_corners_diag", "x", 0], _DIAG_IN, _DIAG_OUT),
+    (["shift_by_color", "x", _BY_COLOR, 0], _SHIFT_IN, _SHIFT_OUT),
+    # moved past the edge: lost
+    (["shift_by_color", "x", _BY_COLOR, 0], G([[0, 0, 2], [0, 0, 1]]), [[0, 0, 0], [0, 0, 0]]),
 ]
 
 
@@ -190,6 +220,16 @@ def test_errors_raise() -> None:
         om.overlay_objects(G([[1, 2, 0, 3, 4]]), 0)  # 1 2 and 3 4 clash on both cells
     with pytest.raises(ValueError):
         om.shear(np.zeros((20, 12), dtype=np.int64), "h+", 0)  # 31 columns
+    with pytest.raises(ValueError):
+        om.wall_gravity(G([[1, 0], [0, 1]]), 8, 0)  # no border line of one colour
+    with pytest.raises(ValueError):
+        om.wall_gravity(G([[1, 0, 0], [1, 0, 3], [1, 0, 0]]), 8, 0)  # nothing of colour 1
+    with pytest.raises(ValueError):
+        om.block_pixels(G([[0, 0], [0, 0]]), 0)  # empty
+    with pytest.raises(ValueError):
+        om.connect_corners_diag(G([[2, 0, 0], [0, 0, 0], [0, 0, 3]]), 0)  # colours differ
+    with pytest.raises(ValueError):
+        om.shift_by_color(G([[0, 5]]), _BY_COLOR, 0)  # 5 has no offset
 
 
 # ---------------------------------------------------------------- generators
@@ -303,3 +343,32 @@ def test_overlay_objects_generator() -> None:
     c = ctx([(_OVER_IN.tolist(), [[5, 5], [2, 1]]), (other, [[5, 5], [2, 1]])])
     assert gen("overlay_objects", c) == [(13,)]
     assert gen("overlay_objects", ctx([(_OVER_IN.tolist(), [[5, 5], [1, 2]])])) == []
+
+
+def test_wall_gravity_generator() -> None:
+    assert gen("wall_gravity", ctx([(_WALLS_IN.tolist(), _WALLS_OUT)])) == [(8, 0)]
+    # the 3 moved too: not what the walls do
+    other = [r[:] for r in _WALLS_OUT]
+    other[2][3:5] = [3, 2]
+    assert gen("wall_gravity", ctx([(_WALLS_IN.tolist(), other)])) == []
+
+
+def test_block_pixels_generator() -> None:
+    assert gen("block_pixels", ctx([(_PATCH_IN.tolist(), [[3, 4], [5, 6]])])) == [(0,)]
+    # mirrored: the summary is a step away (a flip follows)
+    assert gen("block_pixels", ctx([(_PATCH_IN.tolist(), [[4, 3], [6, 5]])])) == [(0,)]
+    assert gen("block_pixels", ctx([(_PATCH_IN.tolist(), [[3, 4], [5, 5]])])) == []
+
+
+def test_connect_corners_diag_generator() -> None:
+    assert gen("connect_corners_diag", ctx([(_DIAG_IN.tolist(), _DIAG_OUT)])) == [(0,)]
+    other = [r[:] for r in _DIAG_OUT]
+    other[3][3] = 3
+    assert gen("connect_corners_diag", ctx([(_DIAG_IN.tolist(), other)])) == []
+
+
+def test_shift_by_color_generator() -> None:
+    assert gen("shift_by_color", ctx([(_SHIFT_IN.tolist(), _SHIFT_OUT)])) == [(_BY_COLOR, 0)]
+    # one offset for every colour is a plain shift, left to `shift`
+    moved = [[0, 0, 1], [0, 0, 0], [0, 2, 0]]
+    assert gen("shift_by_color", ctx([(_SHIFT_IN.tolist(), moved)])) == []
