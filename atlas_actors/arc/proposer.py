@@ -16,6 +16,7 @@ The proposer sees only the train pairs and the test inputs, never test outputs.
 
 from __future__ import annotations
 
+import logging
 import math
 import random
 import threading
@@ -33,6 +34,12 @@ from atlas_actors.types import Candidate, Task
 
 CACHED_TASKS = 2
 """Tasks (the most recently used) whose solver keeps its op-output cache."""
+
+
+log = logging.getLogger(__name__)
+
+_REPORTED: set[str] = set()
+"""Ops whose enumerated programs failed validation, reported once per process."""
 
 
 @dataclass
@@ -245,7 +252,13 @@ class DSLProposer:
             expr = ("rigid", "x", 0)
         try:
             prog = Program(expr)
-        except InvalidSolutionError:
+        except InvalidSolutionError as err:
+            # a generator yielded arguments its op's signature rejects: a DSL bug that
+            # would otherwise lose the program without a trace
+            op = expr[0] if isinstance(expr, tuple) else str(expr)
+            if op not in _REPORTED:
+                _REPORTED.add(op)
+                log.warning("dropped an enumerated program that fails validation: %s", err)
             return
         key = prog.canonical()
         if key in e.emitted:

@@ -233,3 +233,25 @@ async def test_real_training_tasks_are_solved(tid: str) -> None:
     assert data.test_outputs is not None
     for x, y in zip(data.test_inputs, data.test_outputs, strict=True):
         assert np.array_equal(fn(x), y)
+
+
+def test_a_program_failing_validation_is_dropped_with_a_warning(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An enumerated program whose arguments its op's signature rejects (a generator
+    bug) is not proposed, and the drop is logged once per op, not lost silently."""
+    from atlas_actors.arc import proposer as proposer_mod
+
+    monkeypatch.setattr(proposer_mod, "_REPORTED", set())
+    p = DSLProposer()
+    e = p.entry(grids_task("bad", [([[1, 0]], [[0, 1]])], [[[1, 0]]]))
+    out: list[Any] = []
+    # table entries are [key, colour]: 1861 is no colour
+    bad = ("shift_by_color", "x", ((1, 1861),), 0)
+    with caplog.at_level("WARNING", logger="atlas_actors.arc.proposer"):
+        p._emit(e, bad, out)
+        p._emit(e, ("shift_by_color", "x", ((2, 1862),), 0), out)
+        p._emit(e, ("shift_by_color", "x", ((1861, 1),), 0), out)
+    assert out == [["shift_by_color", "x", [[1861, 1]], 0]]
+    warned = [r for r in caplog.records if "fails validation" in r.getMessage()]
+    assert len(warned) == 1 and "shift_by_color" in warned[0].getMessage()
