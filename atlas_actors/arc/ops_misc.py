@@ -571,6 +571,162 @@ def shift_by_color(g: Grid, table: list[list[int]], bg: int) -> Grid:
     return o
 
 
+def kron_own(g: Grid, bg: int) -> Grid:
+    """A fractal by colour: every non-background cell of colour k becomes an h x w
+    block showing where the grid has colour k (in k, the rest background); background
+    cells become background blocks."""
+    h, w = g.shape
+    if h * h > 30 or w * w > 30:
+        raise ValueError("too large")
+    o = np.full((h * h, w * w), bg, dtype=g.dtype)
+    for y, x in zip(*np.nonzero(g != bg), strict=True):
+        k = g[y, x]
+        o[y * h : (y + 1) * h, x * w : (x + 1) * w] = np.where(g == k, k, bg)
+    return o
+
+
+def _near_groups(g: Grid, reach: int, bg: int) -> list[tuple[Grid, Grid]]:
+    """Groups of same-colour cells joined across gaps: cells of one colour at Chebyshev
+    distance ``reach`` or less belong together (so a broken copy stays one group)."""
+    seen = g == bg
+    out = []
+    for y0, x0 in zip(*np.nonzero(~seen), strict=True):
+        if seen[y0, x0]:
+            continue
+        c = g[y0, x0]
+        seen[y0, x0] = True
+        stack, cells = [(int(y0), int(x0))], []
+        while stack:
+            y, x = stack.pop()
+            cells.append((y, x))
+            ys, xs = (
+                slice(max(0, y - reach), y + reach + 1),
+                slice(max(0, x - reach), x + reach + 1),
+            )
+            for dy, dx in zip(*np.nonzero(~seen[ys, xs] & (g[ys, xs] == c)), strict=True):
+                ny, nx = ys.start + int(dy), xs.start + int(dx)
+                seen[ny, nx] = True
+                stack.append((ny, nx))
+        a = np.array(cells)
+        out.append((a[:, 0], a[:, 1]))
+    return out
+
+
+def complete_copies(g: Grid, reach: int, bg: int) -> Grid:
+    """Damaged copies of one shape repaired: objects are same-colour groups (cells
+    ``reach`` apart or closer join); the shape is the union of the objects with the
+    largest bounding box (aligned at their corners); each object gets, in its colour
+    over background, the one placement of the shape that covers all its cells inside
+    the grid and lands on nothing but background and its own colour. An object with no
+    such placement or with two raises."""
+    h, w = g.shape
+    objs = _near_groups(g, reach, bg)
+    if not 2 <= len(objs) <= 20:
+        raise ValueError("needs 2 to 20 objects")
+    dims = [(int(ys.max() - ys.min()) + 1, int(xs.max() - xs.min()) + 1) for ys, xs in objs]
+    bh, bw = max(dims, key=lambda d: (d[0] * d[1], d))
+    shape = np.zeros((bh, bw), dtype=bool)
+    for (ys, xs), d in zip(objs, dims, strict=True):
+        if d == (bh, bw):
+            shape[ys - ys.min(), xs - xs.min()] = True
+    ty, tx = np.nonzero(shape)
+    o = g.copy()
+    for ys, xs in objs:
+        c = g[ys[0], xs[0]]
+        fits = []
+        for oy in range(max(0, int(ys.max()) - bh + 1), min(int(ys.min()), h - bh) + 1):
+            for ox in range(max(0, int(xs.max()) - bw + 1), min(int(xs.min()), w - bw) + 1):
+                if shape[ys - oy, xs - ox].all():
+                    under = g[ty + oy, tx + ox]
+                    if ((under == bg) | (under == c)).all():
+                        fits.append((oy, ox))
+        if len(fits) != 1:
+            raise ValueError(f"{len(fits)} placements for an object of colour {int(c)}")
+        oy, ox = fits[0]
+        py, px = ty + oy, tx + ox
+        free = o[py, px] == bg
+        o[py[free], px[free]] = c
+    return o
+
+
+def _legend(a: Grid, bg: int) -> tuple[int, int, int] | None:
+    """The longest run (three or more) of consecutive rows that each hold two
+    side-by-side cells of different non-background colours in the same two columns,
+    with background or the grid's edge beside the pair: ``(column, first row, end)``."""
+    h, w = a.shape
+    best: tuple[int, int, int] | None = None
+    pad = np.pad(a, ((0, 0), (1, 1)), constant_values=bg)
+    for x in range(w - 1):
+        p, q = a[:, x], a[:, x + 1]
+        ok = (p != bg) & (q != bg) & (p != q) & (pad[:, x] == bg) & (pad[:, x + 3] == bg)
+        y = 0
+        while y < h:
+            if not ok[y]:
+                y += 1
+                continue
+            start = y
+            while y < h and ok[y]:
+                y += 1
+            if y - start >= 3 and (best is None or y - start > best[2] - best[1]):
+                best = (x, start, y)
+    return best
+
+
+def legend_recolor(g: Grid, chain: int, bg: int) -> Grid:
+    """A colour key of side-by-side pairs (a, b) stacked in rows (or columns): every
+    cell outside the key is recoloured a -> b; with ``chain`` the pairs apply one after
+    another down the key (a -> b then b -> c makes a c), else each cell's own pair
+    once (a later pair for the same colour wins). The key stays as it is."""
+    for t in (False, True):
+        a = g.T if t else g
+        key = _legend(a, bg)
+        if key is not None:
+            break
+    else:
+        raise ValueError("no legend")
+    x, start, end = key
+    pairs = [(int(a[y, x]), int(a[y, x + 1])) for y in range(start, end)]
+    lut = list(range(10))
+    for c in range(10):
+        if chain:
+            for p, q in pairs:
+                if lut[c] == p:
+                    lut[c] = q
+        else:
+            lut[c] = dict(pairs).get(c, c)
+    o = np.asarray(lut, dtype=g.dtype)[a]
+    o[start:end, x : x + 2] = a[start:end, x : x + 2]
+    return o.T if t else o
+
+
+def mirror_line(g: Grid, c: int, m: int, bg: int) -> Grid:
+    """A full straight line of colour ``c`` (a row, a column, or on a square grid a
+    diagonal) is a mirror: every cell of colour ``m`` gets its image painted over
+    background (the original stays)."""
+    h, w = g.shape
+    if m in (c, bg):
+        raise ValueError("the mirrored colour is the line's or the background")
+    ys, xs = np.nonzero(g == m)
+    if ys.size == 0:
+        raise ValueError("nothing to mirror")
+    rows = np.nonzero((g == c).all(axis=1))[0]
+    cols = np.nonzero((g == c).all(axis=0))[0]
+    if rows.size + cols.size == 1:
+        ny, nx = (2 * int(rows[0]) - ys, xs) if rows.size else (ys, 2 * int(cols[0]) - xs)
+    elif rows.size + cols.size == 0 and h == w and (np.diag(g) == c).all():
+        ny, nx = xs, ys
+    elif rows.size + cols.size == 0 and h == w and (np.diag(g[:, ::-1]) == c).all():
+        ny, nx = h - 1 - xs, h - 1 - ys
+    else:
+        raise ValueError("needs exactly one mirror line")
+    keep = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+    ny, nx = ny[keep], nx[keep]
+    o = g.copy()
+    free = o[ny, nx] == bg
+    o[ny[free], nx[free]] = m
+    return o
+
+
 def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
 
@@ -767,6 +923,53 @@ def g_shift_by_color(ctx: Ctx) -> Iterator[Args]:
         yield (args, ctx.bg)
 
 
+def g_kron_own(ctx: Ctx) -> Iterator[Args]:
+    """Every target h*h x w*w for an h x w state."""
+    if ctx.depth > 1 or any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
+        return
+    if _fits(ctx, kron_own, ctx.bg):
+        yield (ctx.bg,)
+
+
+def g_complete_copies(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted: objects joined across gaps of one cell, then
+    two."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    for reach in (1, 2):
+        if _fits(ctx, complete_copies, reach, ctx.bg):
+            yield (reach, ctx.bg)
+            return
+
+
+def g_legend_recolor(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, only non-background cells recoloured."""
+    if not _some_change(ctx) or any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
+        return
+    for chain in (1, 0):
+        if _fits(ctx, legend_recolor, chain, ctx.bg):
+            yield (chain, ctx.bg)
+            return
+
+
+def g_mirror_line(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, in one colour per pair: try each line colour,
+    with that colour or the least common one (role 12) mirrored."""
+    if ctx.depth > 1 or not _painted_only(ctx):
+        return
+    for c in ctx.state_colors:
+        for m in dict.fromkeys([*ctx.state_colors, 12]):
+            try:
+                ok = all(
+                    np.array_equal(mirror_line(s, c, role_color(s, m), ctx.bg), t)
+                    for s, t in ctx.pairs
+                )
+            except ValueError:
+                continue
+            if ok:
+                yield (c, m, ctx.bg)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
@@ -784,6 +987,10 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("block_pixels", block_pixels, ("g", "c")),
     ("connect_corners_diag", connect_corners_diag, ("g", "c")),
     ("shift_by_color", shift_by_color, ("g", "table", "c")),
+    ("kron_own", kron_own, ("g", "c")),
+    ("complete_copies", complete_copies, ("g", "k", "c")),
+    ("legend_recolor", legend_recolor, ("g", "b", "c")),
+    ("mirror_line", mirror_line, ("g", "c", "c", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -804,5 +1011,9 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "block_pixels": g_block_pixels,
     "connect_corners_diag": g_connect_corners_diag,
     "shift_by_color": g_shift_by_color,
+    "kron_own": g_kron_own,
+    "complete_copies": g_complete_copies,
+    "legend_recolor": g_legend_recolor,
+    "mirror_line": g_mirror_line,
 }
 """Parameter generators, by op name."""

@@ -740,7 +740,7 @@ def _branch(e: Expr) -> str:
     return "x"
 
 
-_SCALE_UP = ("upscale", "tile", "tile_t", "kron_self", "kron_eq")
+_SCALE_UP = ("upscale", "tile", "tile_t", "kron_self", "kron_eq", "kron_own")
 """Ops the scale look-ahead tries on a state whose targets are an integer ratio larger."""
 
 _SELECTING = ("crop_object", "keep_extreme", "remove_extreme", "move_to_contact")

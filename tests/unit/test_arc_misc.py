@@ -29,6 +29,10 @@ NEW_OPS = {
     "block_pixels",
     "connect_corners_diag",
     "shift_by_color",
+    "kron_own",
+    "complete_copies",
+    "legend_recolor",
+    "mirror_line",
 }
 
 _ROOM = [
@@ -60,6 +64,25 @@ _DIAG_OUT = [[2, 2, 0, 0, 0], [2, 2, 0, 0, 0], [0, 0, 2, 0, 0], [0, 0, 0, 2, 0],
 _BY_COLOR = [[1921, 1], [1862, 2]]
 _SHIFT_IN = G([[0, 1, 0], [0, 0, 0], [2, 0, 0]])
 _SHIFT_OUT = [[0, 0, 0], [0, 1, 0], [0, 0, 2]]
+_KRON_IN = G([[1, 2], [0, 1]])
+_KRON_OUT = [[1, 0, 0, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+_PLUS_IN = G(
+    [
+        [0, 1, 0, 0, 0, 0],
+        [1, 1, 1, 0, 0, 0],
+        [0, 1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 2, 0],
+        [0, 0, 0, 2, 2, 2],
+        [0, 0, 0, 0, 0, 0],
+    ]
+)
+_PLUS_OUT = _PLUS_IN.tolist()
+_PLUS_OUT[5][4] = 2
+_KEY_IN = G([[1, 2, 0, 1, 1, 0], [3, 4, 0, 3, 0, 2], [2, 5, 0, 0, 0, 0], [0, 0, 0, 2, 1, 3]])
+_KEY_CHAIN = [[1, 2, 0, 5, 5, 0], [3, 4, 0, 4, 0, 5], [2, 5, 0, 0, 0, 0], [0, 0, 0, 5, 5, 4]]
+_KEY_ONCE = [[1, 2, 0, 2, 2, 0], [3, 4, 0, 4, 0, 5], [2, 5, 0, 0, 0, 0], [0, 0, 0, 5, 2, 4]]
+_DIAG_MIRROR_IN = G([[1, 0, 3, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+_DIAG_MIRROR_OUT = [[1, 0, 3, 2], [0, 1, 0, 0], [3, 0, 1, 0], [0, 0, 0, 1]]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -177,6 +200,23 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
     # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
     (["connect_corners_diag", "x", 0], _DIAG_IN, _DIAG_OUT),
     (["shift_by_color", "x", _BY_COLOR, 0], _SHIFT_IN, _SHIFT_OUT),
+    # every cell becomes a block showing where its own colour is
+    (["kron_own", "x", 0], _KRON_IN, _KRON_OUT),
+    # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
+    # it finishes it
+    (["complete_copies", "x", 1, 0], _PLUS_IN, _PLUS_OUT),
+    # the key 1->2, 3->4, 2->5 (left two columns) recolours the rest: chained, 1 ends
+    # as 5; once, 1 becomes 2
+    (["legend_recolor", "x", 1, 0], _KEY_IN, _KEY_CHAIN),
+    (["legend_recolor", "x", 0, 0], _KEY_IN, _KEY_ONCE),
+    # the diagonal of 1s mirrors the 3 (not the 2)
+    (["mirror_line", "x", 1, 3, 0], _DIAG_MIRROR_IN, _DIAG_MIRROR_OUT),
+    # a column of 8s; the image falling off the grid is dropped
+    (
+        ["mirror_line", "x", 8, 4, 0],
+        G([[4, 0, 8, 0, 0, 0], [0, 0, 8, 0, 0, 4]]),
+        [[4, 0, 8, 0, 4, 0], [0, 0, 8, 0, 0, 4]],
+    ),
     # moved past the edge: lost
     (["shift_by_color", "x", _BY_COLOR, 0], G([[0, 0, 2], [0, 0, 1]]), [[0, 0, 0], [0, 0, 0]]),
 ]
@@ -230,6 +270,17 @@ def test_errors_raise() -> None:
         om.connect_corners_diag(G([[2, 0, 0], [0, 0, 0], [0, 0, 3]]), 0)  # colours differ
     with pytest.raises(ValueError):
         om.shift_by_color(G([[0, 5]]), _BY_COLOR, 0)  # 5 has no offset
+    with pytest.raises(ValueError):
+        om.kron_own(np.ones((6, 6), dtype=np.int64), 0)  # 36 x 36
+    with pytest.raises(ValueError):
+        om.complete_copies(G([[1, 1], [0, 1]]), 1, 0)  # one object: nothing to copy
+    with pytest.raises(ValueError):
+        # two placements of the 1 bar fit the 2 dot
+        om.complete_copies(G([[1, 1, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0]]), 1, 0)
+    with pytest.raises(ValueError):
+        om.legend_recolor(_KEY_IN[:2], 1, 0)  # a key of two rows is too short
+    with pytest.raises(ValueError):
+        om.mirror_line(G([[1, 0], [0, 3]]), 2, 3, 0)  # no line of 2
 
 
 # ---------------------------------------------------------------- generators
@@ -372,3 +423,31 @@ def test_shift_by_color_generator() -> None:
     # one offset for every colour is a plain shift, left to `shift`
     moved = [[0, 0, 1], [0, 0, 0], [0, 2, 0]]
     assert gen("shift_by_color", ctx([(_SHIFT_IN.tolist(), moved)])) == []
+
+
+def test_kron_own_generator() -> None:
+    assert gen("kron_own", ctx([(_KRON_IN.tolist(), _KRON_OUT)])) == [(0,)]
+    # each cell a copy of the whole grid: kron_self, not this
+    whole = [[1, 2, 1, 2], [0, 1, 0, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
+    assert gen("kron_own", ctx([(_KRON_IN.tolist(), whole)])) == []
+
+
+def test_complete_copies_generator() -> None:
+    assert gen("complete_copies", ctx([(_PLUS_IN.tolist(), _PLUS_OUT)])) == [(1, 0)]
+    other = [r[:] for r in _PLUS_OUT]
+    other[5][4], other[5][5] = 0, 2
+    assert gen("complete_copies", ctx([(_PLUS_IN.tolist(), other)])) == []
+
+
+def test_legend_recolor_generator() -> None:
+    assert gen("legend_recolor", ctx([(_KEY_IN.tolist(), _KEY_CHAIN)])) == [(1, 0)]
+    assert gen("legend_recolor", ctx([(_KEY_IN.tolist(), _KEY_ONCE)])) == [(0, 0)]
+
+
+def test_mirror_line_generator() -> None:
+    got = gen("mirror_line", ctx([(_DIAG_MIRROR_IN.tolist(), _DIAG_MIRROR_OUT)]))
+    assert got and got[0] == (1, 3, 0)
+    # the 2 mirrored as well: no single colour does that
+    both = [r[:] for r in _DIAG_MIRROR_OUT]
+    both[3][0] = 2
+    assert gen("mirror_line", ctx([(_DIAG_MIRROR_IN.tolist(), both)])) == []
