@@ -6,7 +6,10 @@ segments extended into full lines, contained objects erased, objects repainted b
 dot touching them, the grid sheared, mirrored across a cross, and its same-size
 objects stacked; objects falling toward the border wall of their colour, a noisy
 patchwork summarised one cell per block, same-colour objects joined corner to corner
-on a diagonal, and each colour moved by its own offset.
+on a diagonal, each colour moved by its own offset, a fractal by colour, damaged
+copies of a shape repaired, a colour key applied, cells mirrored across a line
+(diagonals too), cells recoloured by a colour cycle, all but the commonest colours
+painted over, and objects trimmed on one side.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
@@ -727,6 +730,62 @@ def mirror_line(g: Grid, c: int, m: int, bg: int) -> Grid:
     return o
 
 
+def _cell_order(ys: Grid, xs: Grid, order: str) -> Grid:
+    """Indices of cells ``(ys, xs)`` in reading order ("rows"), column by column
+    ("cols"), or ("auto") by rows when no row holds two of them, else by columns when no
+    column does."""
+    if order == "auto":
+        if np.unique(ys).size == ys.size:
+            order = "rows"
+        elif np.unique(xs).size == xs.size:
+            order = "cols"
+        else:
+            raise ValueError("no row or column order")
+    idx: Grid = np.lexsort((xs, ys)) if order == "rows" else np.lexsort((ys, xs))
+    return idx
+
+
+def cycle_recolor(g: Grid, cols: list[int], order: str, bg: int) -> Grid:
+    """The non-background cells, taken in ``order`` (see ``_cell_order``), are
+    recoloured with ``cols`` in turn, cycling."""
+    ys, xs = np.nonzero(g != bg)
+    if ys.size == 0:
+        raise ValueError("no cells")
+    idx = _cell_order(ys, xs, order)
+    o = g.copy()
+    o[ys[idx], xs[idx]] = np.resize(np.asarray(cols, dtype=g.dtype), idx.size)
+    return o
+
+
+def keep_top_colors(g: Grid, k: int, c: int) -> Grid:
+    """Keep the ``k`` commonest colours (every colour counted, ties to the smaller)
+    and paint every other cell ``c``."""
+    counts = np.bincount(g.ravel(), minlength=10)
+    present = [i for i in range(10) if counts[i]]
+    if len(present) <= k:
+        raise ValueError("nothing to recolour")
+    keep = sorted(present, key=lambda i: (-counts[i], i))[:k]
+    return np.where(np.isin(g, keep), g, c)
+
+
+def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
+    """Erase the first ``k`` columns (``side`` left or right) or rows (up or down) of
+    every object (4-connected, one colour), counted from that side of its box."""
+    objs = components(g, 4, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("needs 1 to 40 objects")
+    o = g.copy()
+    for ys, xs in objs:
+        cut = {
+            "left": xs < xs.min() + k,
+            "right": xs > xs.max() - k,
+            "up": ys < ys.min() + k,
+            "down": ys > ys.max() - k,
+        }[side]
+        o[ys[cut], xs[cut]] = bg
+    return o
+
+
 def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
 
@@ -970,6 +1029,57 @@ def g_mirror_line(ctx: Ctx) -> Iterator[Args]:
                 yield (c, m, ctx.bg)
 
 
+def _period(seq: list[int]) -> list[int] | None:
+    """The shortest list (2 to 4 long) whose repetition gives ``seq``."""
+    for n in range(2, min(4, len(seq) - 1) + 1):
+        if all(seq[i] == seq[i % n] for i in range(len(seq))):
+            return seq[:n]
+    return None
+
+
+def g_cycle_recolor(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, background kept, colours changed: the colour cycle read off the
+    first target in each order."""
+    if not _some_change(ctx) or any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
+        return
+    s0, t0 = ctx.pairs[0]
+    ys, xs = np.nonzero(s0 != ctx.bg)
+    for order in ("rows", "cols", "auto"):
+        try:
+            idx = _cell_order(ys, xs, order)
+        except ValueError:
+            continue
+        cols = _period(t0[ys[idx], xs[idx]].tolist())
+        if cols is not None and _fits(ctx, cycle_recolor, cols, order, ctx.bg):
+            yield (cols, order, ctx.bg)
+            return
+
+
+def g_keep_top_colors(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, every changed cell becoming one colour (the same in every pair)."""
+    if not _some_change(ctx):
+        return
+    new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
+    if len(new) != 1:
+        return
+    (c,) = new
+    for k in (1, 2, 3):
+        if _fits(ctx, keep_top_colors, k, c):
+            yield (k, c)
+            return
+
+
+def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, only cells erased."""
+    if not _some_change(ctx) or any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs):
+        return
+    for side in _HEADINGS:
+        for k in (1, 2, 3):
+            if _fits(ctx, trim_objects, side, k, ctx.bg):
+                yield (side, k, ctx.bg)
+                return
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
@@ -991,6 +1101,9 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("complete_copies", complete_copies, ("g", "k", "c")),
     ("legend_recolor", legend_recolor, ("g", "b", "c")),
     ("mirror_line", mirror_line, ("g", "c", "c", "c")),
+    ("cycle_recolor", cycle_recolor, ("g", "cl", ("rows", "cols", "auto"), "c")),
+    ("keep_top_colors", keep_top_colors, ("g", "k", "c")),
+    ("trim_objects", trim_objects, ("g", _HEADINGS, "k", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -1015,5 +1128,8 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "complete_copies": g_complete_copies,
     "legend_recolor": g_legend_recolor,
     "mirror_line": g_mirror_line,
+    "cycle_recolor": g_cycle_recolor,
+    "keep_top_colors": g_keep_top_colors,
+    "trim_objects": g_trim_objects,
 }
 """Parameter generators, by op name."""

@@ -33,6 +33,9 @@ NEW_OPS = {
     "complete_copies",
     "legend_recolor",
     "mirror_line",
+    "cycle_recolor",
+    "keep_top_colors",
+    "trim_objects",
 }
 
 _ROOM = [
@@ -83,6 +86,12 @@ _KEY_CHAIN = [[1, 2, 0, 5, 5, 0], [3, 4, 0, 4, 0, 5], [2, 5, 0, 0, 0, 0], [0, 0,
 _KEY_ONCE = [[1, 2, 0, 2, 2, 0], [3, 4, 0, 4, 0, 5], [2, 5, 0, 0, 0, 0], [0, 0, 0, 5, 2, 4]]
 _DIAG_MIRROR_IN = G([[1, 0, 3, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
 _DIAG_MIRROR_OUT = [[1, 0, 3, 2], [0, 1, 0, 0], [3, 0, 1, 0], [0, 0, 0, 1]]
+_CYCLE_IN = G([[0, 1, 0], [1, 0, 0], [0, 0, 1]])
+_CYCLE_ROWS = [[0, 2, 0], [8, 0, 0], [0, 0, 2]]
+_TOP_IN = G([[1, 1, 1, 2], [1, 1, 2, 3], [4, 1, 2, 1]])
+_TOP_OUT = [[1, 1, 1, 2], [1, 1, 2, 7], [7, 1, 2, 1]]
+_TRIM_IN = G([[0, 3, 3, 3], [0, 3, 3, 3], [5, 5, 0, 0]])
+_TRIM_LEFT = [[0, 0, 3, 3], [0, 0, 3, 3], [0, 5, 0, 0]]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -217,6 +226,14 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
         G([[4, 0, 8, 0, 0, 0], [0, 0, 8, 0, 0, 4]]),
         [[4, 0, 8, 0, 4, 0], [0, 0, 8, 0, 0, 4]],
     ),
+    # one cell per row: reading order; by columns the first two swap
+    (["cycle_recolor", "x", [2, 8], "auto", 0], _CYCLE_IN, _CYCLE_ROWS),
+    (["cycle_recolor", "x", [2, 8], "cols", 0], _CYCLE_IN, [[0, 8, 0], [2, 0, 0], [0, 0, 2]]),
+    # 1 and 2 are the commonest; 3 and 4 become 7
+    (["keep_top_colors", "x", 2, 7], _TOP_IN, _TOP_OUT),
+    # each object loses its leftmost column
+    (["trim_objects", "x", "left", 1, 0], _TRIM_IN, _TRIM_LEFT),
+    (["trim_objects", "x", "down", 1, 0], _TRIM_IN, [[0, 3, 3, 3], [0, 0, 0, 0], [0, 0, 0, 0]]),
     # moved past the edge: lost
     (["shift_by_color", "x", _BY_COLOR, 0], G([[0, 0, 2], [0, 0, 1]]), [[0, 0, 0], [0, 0, 0]]),
 ]
@@ -281,6 +298,12 @@ def test_errors_raise() -> None:
         om.legend_recolor(_KEY_IN[:2], 1, 0)  # a key of two rows is too short
     with pytest.raises(ValueError):
         om.mirror_line(G([[1, 0], [0, 3]]), 2, 3, 0)  # no line of 2
+    with pytest.raises(ValueError):
+        om.cycle_recolor(G([[1, 1], [1, 0]]), [2, 8], "auto", 0)  # two in a row and a column
+    with pytest.raises(ValueError):
+        om.keep_top_colors(G([[1, 2]]), 2, 7)  # only two colours
+    with pytest.raises(ValueError):
+        om.trim_objects(G([[0, 0]]), "left", 1, 0)  # no object
 
 
 # ---------------------------------------------------------------- generators
@@ -451,3 +474,26 @@ def test_mirror_line_generator() -> None:
     both = [r[:] for r in _DIAG_MIRROR_OUT]
     both[3][0] = 2
     assert gen("mirror_line", ctx([(_DIAG_MIRROR_IN.tolist(), both)])) == []
+
+
+def test_cycle_recolor_generator() -> None:
+    assert gen("cycle_recolor", ctx([(_CYCLE_IN.tolist(), _CYCLE_ROWS)])) == [([2, 8], "rows", 0)]
+    # three cells, three colours: no cycle shows
+    assert (
+        gen("cycle_recolor", ctx([(_CYCLE_IN.tolist(), [[0, 2, 0], [8, 0, 0], [0, 0, 5]])])) == []
+    )
+
+
+def test_keep_top_colors_generator() -> None:
+    assert gen("keep_top_colors", ctx([(_TOP_IN.tolist(), _TOP_OUT)])) == [(2, 7)]
+    two = [r[:] for r in _TOP_OUT]
+    two[2][0] = 6
+    assert gen("keep_top_colors", ctx([(_TOP_IN.tolist(), two)])) == []
+
+
+def test_trim_objects_generator() -> None:
+    assert gen("trim_objects", ctx([(_TRIM_IN.tolist(), _TRIM_LEFT)])) == [("left", 1, 0)]
+    # a cell painted, not only erased
+    other = [r[:] for r in _TRIM_LEFT]
+    other[2][0] = 4
+    assert gen("trim_objects", ctx([(_TRIM_IN.tolist(), other)])) == []
