@@ -224,12 +224,15 @@ def complete_by_analogy(g: Grid, axis: str, bg: int) -> Grid:
 
 
 def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, in grids that hold a complete row or column."""
-    if ctx.depth > 1 or not _painted_only(ctx):
+    """Only background cells painted (the task's background or each grid's own), in
+    grids that hold a complete row or column."""
+    if ctx.depth > 1:
         return
-    for axis in ("h", "v"):
-        if _fits(ctx, complete_by_analogy, axis, ctx.bg):
-            yield (axis, ctx.bg)
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg):
+            for axis in ("h", "v"):
+                if _fits_bg(ctx, complete_by_analogy, axis, bg):
+                    yield (axis, bg)
 
 
 # ---------------------------------------------------------------- objects in place
@@ -790,6 +793,40 @@ def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
 
 
+def _bgs(ctx: Ctx, *extra: int) -> list[int]:
+    """Background readings worth trying: the task's, then ``extra`` colours, then each
+    grid's own commonest colour (role 13) when that is not the task's on some grid,
+    train or test (a test grid with another background fails every op given the
+    task's)."""
+    own = ctx._get("own_bg", lambda: [role_color(s, 13) for s in ctx.states])
+    return list(dict.fromkeys([ctx.bg, *extra, *([13] if any(b != ctx.bg for b in own) else [])]))
+
+
+def _fits_bg(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
+    """``fn(state, *args)`` is the target for every train pair, with a colour role in
+    the last argument (the background) read on each state."""
+    *rest, bg = args
+    try:
+        return all(np.array_equal(fn(s, *rest, role_color(s, bg)), t) for s, t in ctx.pairs)
+    except ValueError:
+        return False
+
+
+def _resolved(ctx: Ctx, c: int) -> list[tuple[tuple[Grid, Grid], int]]:
+    """The train pairs, each with the colour (role) ``c`` read on its state."""
+    return [((s, t), role_color(s, c)) for s, t in ctx.pairs]
+
+
+def _painted_bg(ctx: Ctx, bg: int) -> bool:
+    """Same shapes, some cells changed, and only background cells (``bg`` read on each
+    state, a colour role allowed)."""
+    return (
+        ctx.same_shape
+        and any((s != t).any() for s, t in ctx.pairs)
+        and all((s[s != t] == role_color(s, bg)).all() for s, t in ctx.pairs)
+    )
+
+
 def _same_counts(ctx: Ctx) -> bool:
     """Every target has its state's number of cells of each colour."""
     return all(
@@ -876,11 +913,12 @@ def g_shear(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_mirror_cross(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted."""
-    if ctx.depth > 1 or not _painted_only(ctx):
+    """Only background cells painted (the task's background or each grid's own)."""
+    if ctx.depth > 1:
         return
-    if _fits(ctx, mirror_cross, ctx.bg):
-        yield (ctx.bg,)
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg) and _fits_bg(ctx, mirror_cross, bg):
+            yield (bg,)
 
 
 def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
@@ -888,14 +926,9 @@ def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
     (role 13)."""
     if ctx.depth > 1 or not ctx.smaller:
         return
-    if _fits(ctx, overlay_objects, ctx.bg):
-        yield (ctx.bg,)
-        return
-    try:
-        if all(np.array_equal(overlay_objects(s, role_color(s, 13)), t) for s, t in ctx.pairs):
-            yield (13,)
-    except ValueError:
-        return
+    for bg in _bgs(ctx):
+        if _fits_bg(ctx, overlay_objects, bg):
+            yield (bg,)
 
 
 def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
@@ -925,11 +958,12 @@ def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_connect_corners_diag(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted."""
-    if ctx.depth > 1 or not _painted_only(ctx):
+    """Only background cells painted (the task's background or each grid's own)."""
+    if ctx.depth > 1:
         return
-    if _fits(ctx, connect_corners_diag, ctx.bg):
-        yield (ctx.bg,)
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg) and _fits_bg(ctx, connect_corners_diag, bg):
+            yield (bg,)
 
 
 def _shifted(m: Grid, dy: int, dx: int) -> Grid:
@@ -983,32 +1017,40 @@ def g_shift_by_color(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_kron_own(ctx: Ctx) -> Iterator[Args]:
-    """Every target h*h x w*w for an h x w state."""
+    """Every target h*h x w*w for an h x w state (background: the task's, colour 0 for
+    grids with none, or each grid's own)."""
     if ctx.depth > 1 or any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
         return
-    if _fits(ctx, kron_own, ctx.bg):
-        yield (ctx.bg,)
+    for bg in _bgs(ctx, 0):
+        if _fits_bg(ctx, kron_own, bg):
+            yield (bg,)
 
 
 def g_complete_copies(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted: objects joined across gaps of one cell, then
-    two."""
-    if ctx.depth > 1 or not _painted_only(ctx):
+    """Only background cells painted (the task's background or each grid's own):
+    objects joined across gaps of one cell, then two."""
+    if ctx.depth > 1:
         return
-    for reach in (1, 2):
-        if _fits(ctx, complete_copies, reach, ctx.bg):
-            yield (reach, ctx.bg)
-            return
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg):
+            for reach in (1, 2):
+                if _fits_bg(ctx, complete_copies, reach, bg):
+                    yield (reach, bg)
+                    break
 
 
 def g_legend_recolor(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, only non-background cells recoloured."""
-    if not _some_change(ctx) or any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
+    """Same shapes, only non-background cells recoloured (the task's background or
+    each grid's own)."""
+    if not _some_change(ctx):
         return
-    for chain in (1, 0):
-        if _fits(ctx, legend_recolor, chain, ctx.bg):
-            yield (chain, ctx.bg)
-            return
+    for bg in _bgs(ctx):
+        if any(((s == b) != (t == b)).any() for (s, t), b in _resolved(ctx, bg)):
+            continue
+        for chain in (1, 0):
+            if _fits_bg(ctx, legend_recolor, chain, bg):
+                yield (chain, bg)
+                break
 
 
 def g_mirror_line(ctx: Ctx) -> Iterator[Args]:

@@ -11,6 +11,7 @@ import pytest
 from arc_cases import G, check_case, check_registered, ctx, gen
 
 from atlas_actors.arc import ops_misc as om
+from atlas_actors.arc.solver import TaskSolver
 
 NEW_OPS = {
     "line_staircase",
@@ -450,6 +451,11 @@ def test_shift_by_color_generator() -> None:
 
 def test_kron_own_generator() -> None:
     assert gen("kron_own", ctx([(_KRON_IN.tolist(), _KRON_OUT)])) == [(0,)]
+    # no 0 in the grid (its commonest colour, 1, is the task's background): the empty
+    # blocks are 0
+    full = [[1, 2], [1, 1]]
+    out = [[1, 0, 0, 2], [1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]]
+    assert gen("kron_own", ctx([(full, out)], bg=1)) == [(0,)]
     # each cell a copy of the whole grid: kron_self, not this
     whole = [[1, 2, 1, 2], [0, 1, 0, 1], [0, 0, 1, 2], [0, 0, 0, 1]]
     assert gen("kron_own", ctx([(_KRON_IN.tolist(), whole)])) == []
@@ -457,6 +463,11 @@ def test_kron_own_generator() -> None:
 
 def test_complete_copies_generator() -> None:
     assert gen("complete_copies", ctx([(_PLUS_IN.tolist(), _PLUS_OUT)])) == [(1, 0)]
+    # the second pair on a background of 7: only each grid's own background (role 13)
+    # fits both
+    on7 = [[7 if v == 0 else v for v in r] for r in _PLUS_OUT]
+    c = ctx([(_PLUS_IN.tolist(), _PLUS_OUT), (np.where(_PLUS_IN == 0, 7, _PLUS_IN).tolist(), on7)])
+    assert gen("complete_copies", c) == [(1, 13)]
     other = [r[:] for r in _PLUS_OUT]
     other[5][4], other[5][5] = 0, 2
     assert gen("complete_copies", ctx([(_PLUS_IN.tolist(), other)])) == []
@@ -465,6 +476,18 @@ def test_complete_copies_generator() -> None:
 def test_legend_recolor_generator() -> None:
     assert gen("legend_recolor", ctx([(_KEY_IN.tolist(), _KEY_CHAIN)])) == [(1, 0)]
     assert gen("legend_recolor", ctx([(_KEY_IN.tolist(), _KEY_ONCE)])) == [(0, 0)]
+
+
+def test_a_test_grid_with_another_background_is_answered_with_its_own() -> None:
+    """Every train grid has the task's background, the test grid another: the program
+    that reads each grid's commonest colour as its background answers it (the one
+    with the task's background finds no key there and fails)."""
+    test_in = np.where(_KEY_IN == 0, 6, _KEY_IN)
+    solver = TaskSolver([(_KEY_IN, G(_KEY_CHAIN))], [test_in])
+    solver.search(3000)
+    got = [n.outs[1] for n in solver.solutions()[:2]]
+    want = np.where(_KEY_IN == 0, 6, G(_KEY_CHAIN))
+    assert any(np.array_equal(g, want) for g in got)
 
 
 def test_mirror_line_generator() -> None:
