@@ -23,8 +23,13 @@ def ctx(pairs: list[tuple[list[list[int]], list[list[int]]]], bg: int = 0) -> Ct
 
 
 def gen(op: str, c: Ctx) -> list[Any]:
-    """Everything ``op``'s parameter generator yields on ``c``."""
-    return list(GENERATORS[op](c))
+    """Everything ``op``'s parameter generator yields on ``c``, each checked to make a
+    valid program (the proposer drops a program its op's signature rejects, so a
+    generator yielding such arguments would lose every fit it finds)."""
+    out = list(GENERATORS[op](c))
+    for args in out:
+        Program((op, "x", *args))
+    return out
 
 
 def check_registered(module: types.ModuleType, names: set[str], cases: list[Any]) -> None:
