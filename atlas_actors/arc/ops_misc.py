@@ -9,7 +9,10 @@ patchwork summarised one cell per block, same-colour objects joined corner to co
 on a diagonal, each colour moved by its own offset, a fractal by colour, damaged
 copies of a shape repaired, a colour key applied, cells mirrored across a line
 (diagonals too), cells recoloured by a colour cycle, all but the commonest colours
-painted over, and objects trimmed on one side.
+painted over, objects trimmed on one side, ticks at the corners of square outlines,
+colours nested as rings by count, objects stepping toward a corner marker, dots grown
+to the nearest grid corner, paths with their colours reversed, and the grid rolled by
+a key line.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
@@ -789,6 +792,152 @@ def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
     return o
 
 
+def square_ticks(g: Grid, c: int, bg: int) -> Grid:
+    """Every object (4-connected, one colour) that is exactly the outline of a square
+    of side 2 or more gets colour ``c`` on the background cells continuing its four
+    sides one cell past each corner (eight ticks); other objects are left alone."""
+    objs = components(g, 4, 1, bg)
+    if not objs or len(objs) > 40:
+        raise ValueError("needs 1 to 40 objects")
+    h, w = g.shape
+    o = g.copy()
+    hit = False
+    for ys, xs in objs:
+        t, b, left, r = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        side = b - t + 1
+        if side < 2 or r - left != b - t or ys.size != 4 * side - 4:
+            continue
+        if not ((ys == t) | (ys == b) | (xs == left) | (xs == r)).all():
+            continue
+        hit = True
+        for y, x in (
+            (t - 1, left), (t, left - 1), (t - 1, r), (t, r + 1),
+            (b + 1, left), (b, left - 1), (b + 1, r), (b, r + 1),
+        ):  # fmt: skip
+            if 0 <= y < h and 0 <= x < w and g[y, x] == bg:
+                o[y, x] = c
+    if not hit:
+        raise ValueError("no square outline")
+    return o
+
+
+def nest_by_count(g: Grid, bg: int) -> Grid:
+    """The colours other than ``bg`` as concentric square rings one cell thick, the
+    colour with most cells outermost: a (2n-1) x (2n-1) grid for n colours. Equal
+    counts raise."""
+    vals, cnt = np.unique(g[g != bg], return_counts=True)
+    if not 1 <= vals.size <= 15 or np.unique(cnt).size != cnt.size:
+        raise ValueError("needs 1 to 15 colours with distinct counts")
+    order = vals[np.argsort(-cnt, kind="stable")]
+    n = 2 * vals.size - 1
+    o = np.empty((n, n), dtype=g.dtype)
+    for k, col in enumerate(order.tolist()):
+        o[k : n - k, k : n - k] = col
+    return o
+
+
+def step_to_marker(g: Grid, m: int, bg: int) -> Grid:
+    """Markers of colour ``m`` sit in a corner of an object's bounding box (objects
+    8-connected, one colour, the markers left out): each marker takes its object's
+    colour and the two move one step diagonally toward the marker's corner. An object
+    with two markers, or a marker in no object's corner, raises."""
+    marks = set(zip(*(a.tolist() for a in np.nonzero(g == m)), strict=True))
+    if not marks or m == bg:
+        raise ValueError("no marker")
+    sub = np.where(g == m, bg, g)
+    h, w = g.shape
+    moves = []
+    used: set[tuple[int, int]] = set()
+    for ys, xs in components(sub, 8, 1, bg):
+        t, b, left, r = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+        mk = [p for p in ((t, left), (t, r), (b, left), (b, r)) if p in marks]
+        if len(set(mk)) > 1:
+            raise ValueError("two markers on one object")
+        if mk:
+            (my, mx) = mk[0]
+            used.add(mk[0])
+            dy, dx = -1 if my == t else 1, -1 if mx == left else 1
+            moves.append((np.append(ys, my), np.append(xs, mx), int(g[ys[0], xs[0]]), dy, dx))
+    if not moves or used != marks:
+        raise ValueError("a marker on no object's corner")
+    o = g.copy()
+    for ys, xs, _c, _dy, _dx in moves:
+        o[ys, xs] = bg
+    for ys, xs, c, dy, dx in moves:
+        ny, nx = ys + dy, xs + dx
+        inb = (ny >= 0) & (ny < h) & (nx >= 0) & (nx < w)
+        o[ny[inb], nx[inb]] = c
+    return o
+
+
+def dot_to_corner(g: Grid, bg: int) -> Grid:
+    """Every one-cell object (8-connected) grows into the rectangle from it to the
+    nearest corner of the grid, in its colour; a cell as near two corners raises."""
+    dots = [(int(ys[0]), int(xs[0])) for ys, xs in components(g, 8, 0, bg) if ys.size == 1]
+    if not dots or len(dots) > 30:
+        raise ValueError("needs 1 to 30 one-cell objects")
+    h, w = g.shape
+    o = g.copy()
+    for y, x in dots:
+        far = sorted(
+            ((y - cy) ** 2 + (x - cx) ** 2, cy, cx) for cy in (0, h - 1) for cx in (0, w - 1)
+        )
+        if far[0][0] == far[1][0]:
+            raise ValueError("as near two corners")
+        _, cy, cx = far[0]
+        o[min(y, cy) : max(y, cy) + 1, min(x, cx) : max(x, cx) + 1] = g[y, x]
+    return o
+
+
+def reverse_path(g: Grid, bg: int) -> Grid:
+    """Every object (4-connected, any colours) that is a simple path of two cells or
+    more (two ends, no branch) has its colours reversed end to end; other objects stay.
+    No path raises."""
+    o = g.copy()
+    done = 0
+    for ys, xs in components(g, 4, 0, bg):
+        if ys.size < 2:
+            continue
+        cells = set(zip(ys.tolist(), xs.tolist(), strict=True))
+        nb = {
+            (y, x): [q for q in ((y + 1, x), (y - 1, x), (y, x + 1), (y, x - 1)) if q in cells]
+            for y, x in cells
+        }
+        ends = sorted(p for p, v in nb.items() if len(v) == 1)
+        if len(ends) != 2 or any(len(v) > 2 for v in nb.values()):
+            continue
+        path = [ends[0]]
+        prev: tuple[int, int] | None = None
+        while len(path) < len(cells):
+            nxt = [q for q in nb[path[-1]] if q != prev]
+            if not nxt:
+                break
+            prev = path[-1]
+            path.append(nxt[0])
+        if len(path) != len(cells):
+            continue  # a path plus a separate loop cannot happen in one component
+        py, px = np.array(path).T
+        o[py, px] = g[py[::-1], px[::-1]]
+        done += 1
+    if not done:
+        raise ValueError("no path")
+    return o
+
+
+def roll_by_key(g: Grid) -> Grid:
+    """The first column (else the first row) is a key: one colour with a single cell
+    of another. The key is dropped and the rest rolled cyclically down (right) by the
+    odd cell's index."""
+    for a, t in ((g, False), (g.T, True)):
+        key = a[:, 0]
+        vals, cnt = np.unique(key, return_counts=True)
+        if a.shape[1] > 1 and vals.size == 2 and cnt.min() == 1 and key.size > 2:
+            i = int(np.nonzero(key == vals[int(np.argmin(cnt))])[0][0])
+            rest = np.roll(a[:, 1:], i, axis=0)
+            return rest.T if t else rest
+    raise ValueError("no key line")
+
+
 def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
 
@@ -1122,6 +1271,74 @@ def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
                 return
 
 
+def g_square_ticks(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted (the task's background or each grid's own), in
+    one colour across the pairs."""
+    if ctx.depth > 1:
+        return
+    for bg in _bgs(ctx):
+        if not _painted_bg(ctx, bg):
+            continue
+        new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
+        if len(new) == 1 and _fits_bg(ctx, square_ticks, *new, bg):
+            yield (*new, bg)
+
+
+def g_nest_by_count(ctx: Ctx) -> Iterator[Args]:
+    """Square targets of odd side 2n-1 for states with n colours besides the
+    background."""
+    if ctx.depth > 1:
+        return
+    for bg in _bgs(ctx):
+        sides = [2 * int((np.unique(s) != b).sum()) - 1 for (s, _), b in _resolved(ctx, bg)]
+        shaped = all(t.shape == (n, n) for (_, t), n in zip(ctx.pairs, sides, strict=True))
+        if shaped and _fits_bg(ctx, nest_by_count, bg):
+            yield (bg,)
+
+
+def g_step_to_marker(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes; the marker is the one colour in every state and in no target."""
+    if not _some_change(ctx):
+        return
+    gone = set.intersection(
+        *(set(np.unique(s).tolist()) - set(np.unique(t).tolist()) for s, t in ctx.pairs)
+    )
+    if len(gone) != 1:
+        return
+    (m,) = gone
+    for bg in _bgs(ctx):
+        if _fits_bg(ctx, step_to_marker, m, bg):
+            yield (m, bg)
+
+
+def g_dot_to_corner(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted (the task's background or each grid's own)."""
+    if ctx.depth > 1:
+        return
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg) and _fits_bg(ctx, dot_to_corner, bg):
+            yield (bg,)
+
+
+def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, background kept, the same colour counts."""
+    if not _some_change(ctx) or not _same_counts(ctx):
+        return
+    for bg in _bgs(ctx):
+        if _fits_bg(ctx, reverse_path, bg):
+            yield (bg,)
+
+
+def g_roll_by_key(ctx: Ctx) -> Iterator[Args]:
+    """Targets one column (or row) narrower than their states."""
+    if ctx.depth > 1:
+        return
+    narrower = all(t.shape == (s.shape[0], s.shape[1] - 1) for s, t in ctx.pairs)
+    shorter = all(t.shape == (s.shape[0] - 1, s.shape[1]) for s, t in ctx.pairs)
+    if (narrower or shorter) and _fits(ctx, roll_by_key):
+        yield ()
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
@@ -1146,6 +1363,12 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("cycle_recolor", cycle_recolor, ("g", "cl", ("rows", "cols", "auto"), "c")),
     ("keep_top_colors", keep_top_colors, ("g", "k", "c")),
     ("trim_objects", trim_objects, ("g", _HEADINGS, "k", "c")),
+    ("square_ticks", square_ticks, ("g", "c", "c")),
+    ("nest_by_count", nest_by_count, ("g", "c")),
+    ("step_to_marker", step_to_marker, ("g", "c", "c")),
+    ("dot_to_corner", dot_to_corner, ("g", "c")),
+    ("reverse_path", reverse_path, ("g", "c")),
+    ("roll_by_key", roll_by_key, ("g",)),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -1173,5 +1396,11 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "cycle_recolor": g_cycle_recolor,
     "keep_top_colors": g_keep_top_colors,
     "trim_objects": g_trim_objects,
+    "square_ticks": g_square_ticks,
+    "nest_by_count": g_nest_by_count,
+    "step_to_marker": g_step_to_marker,
+    "dot_to_corner": g_dot_to_corner,
+    "reverse_path": g_reverse_path,
+    "roll_by_key": g_roll_by_key,
 }
 """Parameter generators, by op name."""

@@ -37,6 +37,12 @@ NEW_OPS = {
     "cycle_recolor",
     "keep_top_colors",
     "trim_objects",
+    "square_ticks",
+    "nest_by_count",
+    "step_to_marker",
+    "dot_to_corner",
+    "reverse_path",
+    "roll_by_key",
 }
 
 _ROOM = [
@@ -93,6 +99,43 @@ _TOP_IN = G([[1, 1, 1, 2], [1, 1, 2, 3], [4, 1, 2, 1]])
 _TOP_OUT = [[1, 1, 1, 2], [1, 1, 2, 7], [7, 1, 2, 1]]
 _TRIM_IN = G([[0, 3, 3, 3], [0, 3, 3, 3], [5, 5, 0, 0]])
 _TRIM_LEFT = [[0, 0, 3, 3], [0, 0, 3, 3], [0, 5, 0, 0]]
+
+_SQ_IN = G(
+    [
+        [0, 0, 0, 0, 5, 5, 5],
+        [0, 1, 1, 0, 0, 0, 0],
+        [0, 1, 1, 0, 0, 0, 0],
+        [0, 0, 0, 0, 0, 0, 0],
+        [0, 0, 0, 3, 3, 3, 0],
+        [0, 0, 0, 3, 0, 3, 0],
+        [0, 0, 0, 3, 3, 3, 0],
+    ]
+)
+_SQ_OUT = [
+    [0, 2, 2, 0, 5, 5, 5],
+    [2, 1, 1, 2, 0, 0, 0],
+    [2, 1, 1, 2, 0, 0, 0],
+    [0, 2, 2, 2, 0, 2, 0],
+    [0, 0, 2, 3, 3, 3, 2],
+    [0, 0, 0, 3, 0, 3, 0],
+    [0, 0, 2, 3, 3, 3, 2],
+]
+_NEST_IN = G([[1, 1, 1], [2, 2, 0], [3, 0, 0]])
+_NEST_OUT = [
+    [1, 1, 1, 1, 1],
+    [1, 2, 2, 2, 1],
+    [1, 2, 3, 2, 1],
+    [1, 2, 2, 2, 1],
+    [1, 1, 1, 1, 1],
+]
+_STEP_IN = G([[0, 0, 0, 0, 0], [0, 4, 4, 0, 0], [0, 4, 8, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]])
+_STEP_OUT = [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 4, 4, 0], [0, 0, 4, 4, 0], [0, 0, 0, 0, 0]]
+_DOTS_IN = G([[0, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 0, 0, 5, 0], [7, 7, 0, 0, 0]])
+_DOTS_OUT = [[3, 3, 0, 0, 0], [3, 3, 0, 0, 0], [0, 0, 0, 5, 5], [7, 7, 0, 5, 5]]
+_PATH_IN = G([[1, 2, 3, 0], [0, 0, 4, 0], [5, 0, 0, 0]])
+_PATH_OUT = [[4, 3, 2, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
+_ROLL_IN = G([[5, 1, 2], [5, 3, 4], [9, 6, 7], [5, 8, 0]])
+_ROLL_OUT = [[6, 7], [8, 0], [1, 2], [3, 4]]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -237,6 +280,21 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
     (["trim_objects", "x", "down", 1, 0], _TRIM_IN, [[0, 3, 3, 3], [0, 0, 0, 0], [0, 0, 0, 0]]),
     # moved past the edge: lost
     (["shift_by_color", "x", _BY_COLOR, 0], G([[0, 0, 2], [0, 0, 1]]), [[0, 0, 0], [0, 0, 0]]),
+    # the 2x2 block and the 3x3 ring are square outlines (ticks off the grid dropped);
+    # the 5 bar is not
+    (["square_ticks", "x", 2, 0], _SQ_IN, _SQ_OUT),
+    # three 1s, two 2s, one 3: 1 outermost
+    (["nest_by_count", "x", 0], _NEST_IN, _NEST_OUT),
+    # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
+    (["step_to_marker", "x", 8, 0], _STEP_IN, _STEP_OUT),
+    # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
+    (["dot_to_corner", "x", 0], _DOTS_IN, _DOTS_OUT),
+    # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
+    (["reverse_path", "x", 0], _PATH_IN, _PATH_OUT),
+    # the key column's odd cell is at index 2: the rest rolls down by 2
+    (["roll_by_key", "x"], _ROLL_IN, _ROLL_OUT),
+    # a key row (the first column has no single odd cell): the rest rolls right by 1
+    (["roll_by_key", "x"], G([[4, 6, 4], [1, 2, 3], [7, 8, 9]]), [[3, 1, 2], [9, 7, 8]]),
 ]
 
 
@@ -305,6 +363,20 @@ def test_errors_raise() -> None:
         om.keep_top_colors(G([[1, 2]]), 2, 7)  # only two colours
     with pytest.raises(ValueError):
         om.trim_objects(G([[0, 0]]), "left", 1, 0)  # no object
+    with pytest.raises(ValueError):
+        om.square_ticks(G([[1, 1, 1]]), 2, 0)  # no square outline
+    with pytest.raises(ValueError):
+        om.square_ticks(np.full((3, 3), 4), 2, 0)  # a filled square is no outline
+    with pytest.raises(ValueError):
+        om.nest_by_count(G([[1, 2]]), 0)  # equal counts
+    with pytest.raises(ValueError):
+        om.step_to_marker(G([[8, 0, 0], [0, 0, 4]]), 8, 0)  # the 8 is on no corner
+    with pytest.raises(ValueError):
+        om.dot_to_corner(G([[0, 0, 0], [0, 3, 0], [0, 0, 0]]), 0)  # as near all four
+    with pytest.raises(ValueError):
+        om.reverse_path(G([[1, 0], [0, 2]]), 0)  # single cells, no path
+    with pytest.raises(ValueError):
+        om.roll_by_key(G([[1, 2], [3, 4]]))  # no key line
 
 
 # ---------------------------------------------------------------- generators
@@ -520,3 +592,47 @@ def test_trim_objects_generator() -> None:
     other = [r[:] for r in _TRIM_LEFT]
     other[2][0] = 4
     assert gen("trim_objects", ctx([(_TRIM_IN.tolist(), other)])) == []
+
+
+def _with(grid: list[list[int]], y: int, x: int, v: int) -> list[list[int]]:
+    out = [r[:] for r in grid]
+    out[y][x] = v
+    return out
+
+
+def test_square_ticks_generator() -> None:
+    assert gen("square_ticks", ctx([(_SQ_IN.tolist(), _SQ_OUT)])) == [(2, 0)]
+    # a tick missing: not the rule
+    assert gen("square_ticks", ctx([(_SQ_IN.tolist(), _with(_SQ_OUT, 0, 1, 0))])) == []
+
+
+def test_nest_by_count_generator() -> None:
+    assert gen("nest_by_count", ctx([(_NEST_IN.tolist(), _NEST_OUT)])) == [(0,)]
+    # the rarest colour outermost: not by count
+    flipped = [[{1: 3, 3: 1}.get(v, v) for v in r] for r in _NEST_OUT]
+    assert gen("nest_by_count", ctx([(_NEST_IN.tolist(), flipped)])) == []
+
+
+def test_step_to_marker_generator() -> None:
+    assert gen("step_to_marker", ctx([(_STEP_IN.tolist(), _STEP_OUT)])) == [(8, 0)]
+    # moved away from the marker instead
+    away = [[4, 4, 0, 0, 0], [4, 4, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0] * 5]
+    assert gen("step_to_marker", ctx([(_STEP_IN.tolist(), away)])) == []
+
+
+def test_dot_to_corner_generator() -> None:
+    assert gen("dot_to_corner", ctx([(_DOTS_IN.tolist(), _DOTS_OUT)])) == [(0,)]
+    assert gen("dot_to_corner", ctx([(_DOTS_IN.tolist(), _with(_DOTS_OUT, 0, 0, 0))])) == []
+
+
+def test_reverse_path_generator() -> None:
+    assert gen("reverse_path", ctx([(_PATH_IN.tolist(), _PATH_OUT)])) == [(0,)]
+    # the ends swapped, the middle kept: not a reversal
+    swapped = [[4, 2, 3, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
+    assert gen("reverse_path", ctx([(_PATH_IN.tolist(), swapped)])) == []
+
+
+def test_roll_by_key_generator() -> None:
+    assert gen("roll_by_key", ctx([(_ROLL_IN.tolist(), _ROLL_OUT)])) == [()]
+    # the last two rows swapped: no roll
+    assert gen("roll_by_key", ctx([(_ROLL_IN.tolist(), [[1, 2], [3, 4], [8, 0], [6, 7]])])) == []
