@@ -11,8 +11,8 @@ copies of a shape repaired, a colour key applied, cells mirrored across a line
 (diagonals too), cells recoloured by a colour cycle, all but the commonest colours
 painted over, objects trimmed on one side, ticks at the corners of square outlines,
 colours nested as rings by count, objects stepping toward a corner marker, dots grown
-to the nearest grid corner, paths with their colours reversed, and the grid rolled by
-a key line.
+to the nearest grid corner, paths with their colours reversed, the grid rolled by a
+key line, and lines toggled to the colour of their marker.
 
 Registered into :data:`atlas_actors.arc.dsl.OPS` (via ``OP_TABLE``) and
 :data:`atlas_actors.arc.infer.GENERATORS` (via ``GENERATORS``).
@@ -938,6 +938,22 @@ def roll_by_key(g: Grid) -> Grid:
     raise ValueError("no key line")
 
 
+def toggle_lines(g: Grid, bg: int) -> Grid:
+    """Marker cells on the first row (else the first column) each claim their column
+    (row): below (beside) the marker, cells of its colour become background and every
+    other cell takes its colour."""
+    turned = not (g[0] != bg).any()
+    a = g.T if turned else g
+    xs = np.nonzero(a[0] != bg)[0]
+    if not xs.size:
+        raise ValueError("no marker")
+    o = a.copy()
+    for x in xs.tolist():
+        m = a[0, x]
+        o[1:, x] = np.where(a[1:, x] == m, bg, m)
+    return o.T if turned else o
+
+
 def _some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
 
@@ -1339,6 +1355,17 @@ def g_roll_by_key(ctx: Ctx) -> Iterator[Args]:
         yield ()
 
 
+def g_toggle_lines(ctx: Ctx) -> Iterator[Args]:
+    """Same shapes, the first row or column unchanged (the markers stay)."""
+    if not _some_change(ctx):
+        return
+    if not all((s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs):
+        return
+    for bg in _bgs(ctx):
+        if _fits_bg(ctx, toggle_lines, bg):
+            yield (bg,)
+
+
 OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("line_staircase", line_staircase, ("g", "c", "c")),
     ("shift_by_count", shift_by_count, ("g", "c", _STEPS8, "c")),
@@ -1369,6 +1396,7 @@ OP_TABLE: list[tuple[str, Callable[..., Grid], tuple[Any, ...]]] = [
     ("dot_to_corner", dot_to_corner, ("g", "c")),
     ("reverse_path", reverse_path, ("g", "c")),
     ("roll_by_key", roll_by_key, ("g",)),
+    ("toggle_lines", toggle_lines, ("g", "c")),
 ]
 """``(name, primitive, argument kinds)`` rows added to the DSL."""
 
@@ -1402,5 +1430,6 @@ GENERATORS: dict[str, Callable[[Ctx], Iterator[Args]]] = {
     "dot_to_corner": g_dot_to_corner,
     "reverse_path": g_reverse_path,
     "roll_by_key": g_roll_by_key,
+    "toggle_lines": g_toggle_lines,
 }
 """Parameter generators, by op name."""

@@ -43,6 +43,7 @@ NEW_OPS = {
     "dot_to_corner",
     "reverse_path",
     "roll_by_key",
+    "toggle_lines",
 }
 
 _ROOM = [
@@ -136,6 +137,8 @@ _PATH_IN = G([[1, 2, 3, 0], [0, 0, 4, 0], [5, 0, 0, 0]])
 _PATH_OUT = [[4, 3, 2, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
 _ROLL_IN = G([[5, 1, 2], [5, 3, 4], [9, 6, 7], [5, 8, 0]])
 _ROLL_OUT = [[6, 7], [8, 0], [1, 2], [3, 4]]
+_TOGGLE_IN = G([[0, 3, 0, 2], [1, 3, 0, 0], [0, 0, 0, 2]])
+_TOGGLE_OUT = [[0, 3, 0, 2], [1, 0, 0, 2], [0, 3, 0, 0]]
 
 # (program JSON, input, expected output)
 CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
@@ -295,6 +298,14 @@ CASES: list[tuple[Any, np.ndarray[Any, Any], list[list[int]]]] = [
     (["roll_by_key", "x"], _ROLL_IN, _ROLL_OUT),
     # a key row (the first column has no single odd cell): the rest rolls right by 1
     (["roll_by_key", "x"], G([[4, 6, 4], [1, 2, 3], [7, 8, 9]]), [[3, 1, 2], [9, 7, 8]]),
+    # markers 3 and 2 on the top row: in their columns 3s become 0 and 0s become 3
+    (["toggle_lines", "x", 0], _TOGGLE_IN, _TOGGLE_OUT),
+    # an empty top row: the marker is on the first column and claims its row
+    (
+        ["toggle_lines", "x", 0],
+        G([[0, 0, 0], [4, 0, 4], [0, 1, 0]]),
+        [[0, 0, 0], [4, 4, 0], [0, 1, 0]],
+    ),
 ]
 
 
@@ -377,6 +388,8 @@ def test_errors_raise() -> None:
         om.reverse_path(G([[1, 0], [0, 2]]), 0)  # single cells, no path
     with pytest.raises(ValueError):
         om.roll_by_key(G([[1, 2], [3, 4]]))  # no key line
+    with pytest.raises(ValueError):
+        om.toggle_lines(G([[0, 0], [0, 0]]), 0)  # no marker
 
 
 # ---------------------------------------------------------------- generators
@@ -636,3 +649,9 @@ def test_roll_by_key_generator() -> None:
     assert gen("roll_by_key", ctx([(_ROLL_IN.tolist(), _ROLL_OUT)])) == [()]
     # the last two rows swapped: no roll
     assert gen("roll_by_key", ctx([(_ROLL_IN.tolist(), [[1, 2], [3, 4], [8, 0], [6, 7]])])) == []
+
+
+def test_toggle_lines_generator() -> None:
+    assert gen("toggle_lines", ctx([(_TOGGLE_IN.tolist(), _TOGGLE_OUT)])) == [(0,)]
+    # the 1 (not below a marker) toggled too
+    assert gen("toggle_lines", ctx([(_TOGGLE_IN.tolist(), _with(_TOGGLE_OUT, 1, 0, 0))])) == []
