@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from atlas_actors.arc.ops_cells import _fits, _painted_only
-from atlas_actors.arc.prims import _DIRS, components, rigid, role_color
+from atlas_actors.arc.prims import _DIRS, components, rigid, role_color, shift
 
 if TYPE_CHECKING:
     from atlas_actors.arc.infer import Ctx
@@ -906,16 +906,13 @@ def reverse_path(g: Grid, bg: int) -> Grid:
         ends = sorted(p for p, v in nb.items() if len(v) == 1)
         if len(ends) != 2 or any(len(v) > 2 for v in nb.values()):
             continue
+        # connected, two ends, no cell with three neighbours: one walk covers it
         path = [ends[0]]
         prev: tuple[int, int] | None = None
         while len(path) < len(cells):
-            nxt = [q for q in nb[path[-1]] if q != prev]
-            if not nxt:
-                break
+            nxt = next(q for q in nb[path[-1]] if q != prev)
             prev = path[-1]
-            path.append(nxt[0])
-        if len(path) != len(cells):
-            continue  # a path plus a separate loop cannot happen in one component
+            path.append(nxt)
         py, px = np.array(path).T
         o[py, px] = g[py[::-1], px[::-1]]
         done += 1
@@ -990,6 +987,16 @@ def _painted_bg(ctx: Ctx, bg: int) -> bool:
         and any((s != t).any() for s, t in ctx.pairs)
         and all((s[s != t] == role_color(s, bg)).all() for s, t in ctx.pairs)
     )
+
+
+def _painted_fits(ctx: Ctx, fn: Callable[..., Grid]) -> Iterator[Args]:
+    """``(bg,)`` for each background reading (see :func:`_bgs`) under which only
+    background cells are painted and ``fn(state, bg)`` is every target."""
+    if ctx.depth > 1:
+        return
+    for bg in _bgs(ctx):
+        if _painted_bg(ctx, bg) and _fits_bg(ctx, fn, bg):
+            yield (bg,)
 
 
 def _same_counts(ctx: Ctx) -> bool:
@@ -1079,11 +1086,7 @@ def g_shear(ctx: Ctx) -> Iterator[Args]:
 
 def g_mirror_cross(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own)."""
-    if ctx.depth > 1:
-        return
-    for bg in _bgs(ctx):
-        if _painted_bg(ctx, bg) and _fits_bg(ctx, mirror_cross, bg):
-            yield (bg,)
+    yield from _painted_fits(ctx, mirror_cross)
 
 
 def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
@@ -1124,22 +1127,7 @@ def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
 
 def g_connect_corners_diag(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own)."""
-    if ctx.depth > 1:
-        return
-    for bg in _bgs(ctx):
-        if _painted_bg(ctx, bg) and _fits_bg(ctx, connect_corners_diag, bg):
-            yield (bg,)
-
-
-def _shifted(m: Grid, dy: int, dx: int) -> Grid:
-    """Boolean mask ``m`` moved by ``(dy, dx)``; what leaves the grid is lost."""
-    h, w = m.shape
-    o = np.zeros_like(m)
-    if abs(dy) < h and abs(dx) < w:
-        o[max(0, dy) : h + min(0, dy), max(0, dx) : w + min(0, dx)] = m[
-            max(0, -dy) : h + min(0, -dy), max(0, -dx) : w + min(0, -dx)
-        ]
-    return o
+    yield from _painted_fits(ctx, connect_corners_diag)
 
 
 def _colour_offsets(ctx: Ctx) -> dict[int, tuple[int, int]] | None:
@@ -1160,7 +1148,7 @@ def _colour_offsets(ctx: Ctx) -> dict[int, tuple[int, int]] | None:
                 return None
             for y, x in zip(ys.tolist(), xs.tolist(), strict=True):
                 dy, dx = int(ty[0]) - y, int(tx[0]) - x
-                if np.array_equal(_shifted(src, dy, dx), dst):
+                if np.array_equal(shift(src, dy, dx, 0), dst):
                     table[c] = (dy, dx)
                     break
             else:
@@ -1290,13 +1278,13 @@ def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
 def g_square_ticks(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own), in
     one colour across the pairs."""
-    if ctx.depth > 1:
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
+    if len(new) != 1:
         return
     for bg in _bgs(ctx):
-        if not _painted_bg(ctx, bg):
-            continue
-        new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
-        if len(new) == 1 and _fits_bg(ctx, square_ticks, *new, bg):
+        if _painted_bg(ctx, bg) and _fits_bg(ctx, square_ticks, *new, bg):
             yield (*new, bg)
 
 
@@ -1329,11 +1317,7 @@ def g_step_to_marker(ctx: Ctx) -> Iterator[Args]:
 
 def g_dot_to_corner(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own)."""
-    if ctx.depth > 1:
-        return
-    for bg in _bgs(ctx):
-        if _painted_bg(ctx, bg) and _fits_bg(ctx, dot_to_corner, bg):
-            yield (bg,)
+    yield from _painted_fits(ctx, dot_to_corner)
 
 
 def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
