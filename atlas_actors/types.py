@@ -43,10 +43,73 @@ class Task(_Model):
     """Domain data: ``arc_task_id``/``grids`` for ARC, the instance fields for SWE."""
 
 
+class Check(_Model):
+    """One check a verifier ran that the search may see: an ARC train pair, a test."""
+
+    name: str
+    """What was checked (``train 0``, ``tests/test_x.py::test_y``)."""
+    passed: bool
+    """Exactly right."""
+    similarity: float = Field(default=0.0, ge=0.0, le=1.0)
+    """How close when not exactly right (ARC: the share of cells right); 1.0 when passed."""
+    well_formed: bool = True
+    """The output had the expected form (ARC: the grid has the target's shape)."""
+    error: str | None = None
+    """The solution failed to produce an output here (an exception, a timeout)."""
+    output: Any = None
+    """What the solution produced, when a critic may read it (ARC: the grid of a Python
+    program); None when not kept."""
+
+
+class TestReport(_Model):
+    """Test evidence for a code patch: which of the graded tests pass and fail.
+
+    The search sees only the groups the environment makes visible (see
+    ``SWEEnvironment(visible_tests=...)``); a hidden group is empty and counted in
+    ``hidden``.
+    """
+
+    __test__ = False  # not a pytest test class
+
+    patch_applied: bool = True
+    timed_out: bool = False
+    fail_to_pass_passed: list[str] = Field(default_factory=list)
+    """Tests the patch must fix that now pass."""
+    fail_to_pass_failed: list[str] = Field(default_factory=list)
+    """Tests the patch must fix that still fail."""
+    pass_to_pass_passed: list[str] = Field(default_factory=list)
+    """Tests that passed before and still pass."""
+    pass_to_pass_failed: list[str] = Field(default_factory=list)
+    """Tests that passed before and now fail (regressions)."""
+    hidden: int = Field(default=0, ge=0)
+    """Graded tests whose result the search may not see."""
+    log_trusted: bool = True
+    """False when the test log was rejected (tampering, unparseable): nothing passes."""
+
+    @property
+    def graded(self) -> int:
+        """Visible graded tests."""
+        return (
+            len(self.fail_to_pass_passed)
+            + len(self.fail_to_pass_failed)
+            + len(self.pass_to_pass_passed)
+            + len(self.pass_to_pass_failed)
+        )
+
+    @property
+    def passing(self) -> int:
+        """Visible graded tests that pass."""
+        return len(self.fail_to_pass_passed) + len(self.pass_to_pass_passed)
+
+
 class Outcome(_Model):
     """The verdict of an environment on one solution.
 
     A failed verification is an Outcome with ``success=False``, never an exception.
+    What a search reads is typed: ``partial_score`` (fitness), ``checks`` (per-check
+    feedback), ``answers`` and ``doubts`` (the solution's answers to inputs whose
+    expected output the search may not see), ``tests`` (test evidence for a patch).
+    ``details`` holds extras for people and logs only; no search reads it.
     """
 
     success: bool
@@ -55,8 +118,30 @@ class Outcome(_Model):
     """How close the solution is, in [0, 1]; searches use it as fitness."""
     feedback: str = ""
     """Text a person or an LLM can act on: what was wrong and where."""
+    checks: list[Check] = Field(default_factory=list)
+    """The checks the search may see, in order (ARC: one per train pair)."""
+    answers: list[Any] | None = None
+    """The solution's answers for inputs with hidden expected outputs (ARC: the grid
+    predicted for each test input, None where it failed); None when not applicable."""
+    doubts: list[list[str]] | None = None
+    """Per answer, the reasons the environment doubts it (ARC: a property every train
+    pair has that the prediction breaks); an empty list means no doubt."""
+    tests: TestReport | None = None
+    """Test evidence when the solution is a code patch."""
     details: dict[str, Any] = Field(default_factory=dict)
-    """Machine-readable extras (per-pair results, predictions, test lists, ...)."""
+    """Extras for people and logs (timings, raw logs); not read by searches."""
+
+    @property
+    def exact_fraction(self) -> float | None:
+        """Share of ``checks`` exactly right; None when there are no checks."""
+        if not self.checks:
+            return None
+        return sum(c.passed for c in self.checks) / len(self.checks)
+
+    @property
+    def doubted(self) -> bool:
+        """Whether the environment doubts any of the answers."""
+        return any(self.doubts or ())
 
 
 class Candidate(_Model):

@@ -11,7 +11,9 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol, runtime_checkable
 
-from atlas_actors.types import Candidate, Task
+from pydantic import BaseModel, ConfigDict, Field
+
+from atlas_actors.types import Candidate, Outcome, Task
 
 
 @runtime_checkable
@@ -55,4 +57,84 @@ class Scorer(Protocol):
 
     async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
         """Return ``(score, reason)``."""
+        ...
+
+
+# ---------------------------------------------------------------- tree search (MCTS)
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ProposedAction(_Model):
+    """One action a proposer suggests from a tree node."""
+
+    action: Any
+    """The action, a JSON value the environment's ``step`` accepts (SWE: an ``edit``,
+    ``apply_patch`` or ``submit`` action as a dict)."""
+    prior: float = Field(default=1.0, ge=0.0)
+    """The proposer's preference (PUCT prior; normalised among siblings by the search)."""
+    label: str = ""
+    """A short description for trees and logs (``"< -> <= at wrap.py:18"``)."""
+    source: str = ""
+    """Who proposed it (``"llm"``, ``"offline:comparison"``, ``"memory"``)."""
+
+
+class NodeView(_Model):
+    """What a proposer sees of a tree node when asked for its children."""
+
+    node_id: str
+    state: dict[str, Any]
+    """The environment state at the node (SWE: ``{"patch": ...}``, the cumulative patch)."""
+    solution: Any = None
+    """The solution the state stands for (SWE: the cumulative patch)."""
+    depth: int = 0
+    actions: list[Any] = Field(default_factory=list)
+    """The actions from the root to this node, in order."""
+    observation: str = ""
+    """What the environment answered to the last action."""
+    outcome: Outcome | None = None
+    """The verifier's verdict on ``solution`` (what the search may see), if run."""
+    tried: list[Any] = Field(default_factory=list)
+    """Actions already expanded from this node: propose others."""
+
+
+class Transition(_Model):
+    """The result of one action from a state (see :class:`Stepper`)."""
+
+    state: dict[str, Any]
+    """The new state (JSON), restorable with the environment's ``set_state``."""
+    solution: Any = None
+    """The solution the new state stands for (SWE: the cumulative patch)."""
+    observation: str = ""
+    reward: float = 0.0
+    done: bool = False
+    info: dict[str, Any] = Field(default_factory=dict)
+
+
+@runtime_checkable
+class Stepper(Protocol):
+    """Applies an action to a state of a named task's environment, statelessly: the
+    environment is restored to ``state`` first (``set_state``), so any environment
+    (in process, or any actor of a pool) can serve any node of a tree."""
+
+    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
+        """Restore ``state``, apply ``action``, return the new state and observation.
+
+        An action the environment rejects (malformed, an edit whose text is not in the
+        file) is a transition whose observation says why and whose state is unchanged,
+        not an exception."""
+        ...
+
+
+@runtime_checkable
+class ActionProposer(Protocol):
+    """Proposes child actions for a tree node (an LLM, the offline repair operators)."""
+
+    async def propose(
+        self, task: Task, node: NodeView, k: int, rng: random.Random
+    ) -> list[ProposedAction]:
+        """About ``k`` distinct actions not in ``node.tried``, best first; fewer (or
+        none) when it has no more ideas."""
         ...
