@@ -119,6 +119,10 @@ class Stepper(Protocol):
     environment is restored to ``state`` first (``set_state``), so any environment
     (in process, or any actor of a pool) can serve any node of a tree."""
 
+    async def root(self, task: Task) -> Transition:
+        """The task's initial state (as after ``reset``), its solution and observation."""
+        ...
+
     async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
         """Restore ``state``, apply ``action``, return the new state and observation.
 
