@@ -17,15 +17,21 @@ from atlas_actors.config import (
     RouterConfig,
     SWESearchConfig,
 )
-from atlas_actors.environments.arc import ARCEnvironment
-from atlas_actors.environments.base import (
+from atlas_actors.environments import (
+    DomainSpec,
     Evaluator,
     InteractiveEnvironment,
     LocalEvaluator,
     MinimalEnvironment,
     PassthroughEnvironment,
     ScoringEnvironment,
+    Stepper,
+    TaskHolder,
+    Transition,
+    Verifier,
     create_environment,
+    domain_names,
+    register_domain,
 )
 from atlas_actors.environments.conformance import check_environment
 from atlas_actors.errors import (
@@ -59,9 +65,7 @@ from atlas_actors.types import (
 if TYPE_CHECKING:
     from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool, SearchCoordinator
     from atlas_actors.arc import DSLProposer, Program, compile_program
-    from atlas_actors.environments.swe import SWEEnvironment
-    from atlas_actors.environments.swe_eval import grade_predictions
-    from atlas_actors.environments.swe_instances import SWEInstance, load_instances
+    from atlas_actors.arc.environment import ARCEnvironment
     from atlas_actors.llm import (
         LLMClient,
         LLMProgramProposer,
@@ -77,6 +81,9 @@ if TYPE_CHECKING:
         run_in_bubblewrap,
         run_in_bubblewrap_sync,
     )
+    from atlas_actors.swe.environment import SWEEnvironment
+    from atlas_actors.swe.evaluate import grade_predictions
+    from atlas_actors.swe.instances import SWEInstance, load_instances
 
 __version__ = "0.1.0"
 
@@ -85,13 +92,14 @@ _LAZY = {
     "EnvironmentPool": "atlas_actors.actors",
     "DiscriminatorPool": "atlas_actors.actors",
     "SearchCoordinator": "atlas_actors.actors",
+    "ARCEnvironment": "atlas_actors.arc.environment",
     "DSLProposer": "atlas_actors.arc",
     "Program": "atlas_actors.arc",
     "compile_program": "atlas_actors.arc",
-    "SWEEnvironment": "atlas_actors.environments.swe",
-    "SWEInstance": "atlas_actors.environments.swe_instances",
-    "load_instances": "atlas_actors.environments.swe_instances",
-    "grade_predictions": "atlas_actors.environments.swe_eval",
+    "SWEEnvironment": "atlas_actors.swe.environment",
+    "SWEInstance": "atlas_actors.swe.instances",
+    "load_instances": "atlas_actors.swe.instances",
+    "grade_predictions": "atlas_actors.swe.evaluate",
     "LLMClient": "atlas_actors.llm",
     "LLMProgramProposer": "atlas_actors.llm",
     "LLMScorer": "atlas_actors.llm",
@@ -126,6 +134,7 @@ __all__ = [
     "DiscriminatorPool",
     "DockerError",
     "DockerTimeout",
+    "DomainSpec",
     "Engine",
     "EngineConfig",
     "EnvironmentNotReady",
@@ -164,17 +173,23 @@ __all__ = [
     "ScoringEnvironment",
     "SearchCoordinator",
     "SearchResult",
+    "Stepper",
     "Task",
+    "TaskHolder",
     "TaskResult",
+    "Transition",
     "Usage",
+    "Verifier",
     "__version__",
     "check_environment",
     "compile_program",
     "create_environment",
+    "domain_names",
     "grade_predictions",
     "load_instances",
     "make_llm_proposer",
     "make_llm_scorer",
+    "register_domain",
     "run_in_bubblewrap",
     "run_in_bubblewrap_sync",
     "solve_task",

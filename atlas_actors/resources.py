@@ -1,9 +1,13 @@
-"""A base for objects that hold resources: ``async with obj:`` closes them on exit."""
+"""Objects that hold resources: a base whose ``async with`` closes them on exit, and the
+proposers shared per process (one per domain and LLM endpoint, so one concurrency limit,
+connection pool and response cache serve every task a process searches)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable, Hashable
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 
 class AsyncResource:
@@ -22,3 +26,28 @@ class AsyncResource:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+_lock = threading.Lock()
+_shared: dict[Hashable, Any] = {}
+
+
+def shared_proposer(key: Hashable, factory: Callable[[], Any]) -> Any:
+    """The proposer kept under ``key`` in this process, made by ``factory`` on first use."""
+    with _lock:
+        proposer = _shared.get(key)
+        if proposer is None:
+            proposer = factory()
+            _shared[key] = proposer
+        return proposer
+
+
+async def close_shared_proposers() -> None:
+    """Close the shared proposers (their connection pools); call at the end of a run."""
+    with _lock:
+        proposers = list(_shared.values())
+        _shared.clear()
+    for proposer in proposers:
+        close = getattr(proposer, "aclose", None)
+        if close is not None:
+            await close()

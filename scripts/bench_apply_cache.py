@@ -19,9 +19,9 @@ import statistics
 import time
 from typing import Any
 
+from atlas_actors.arc.environment import dataset_task_ids
 from atlas_actors.arc.proposer import task_grids
 from atlas_actors.arc.solver import APPLY_CACHE_SIZE, ApplyCache, TaskSolver
-from atlas_actors.environments.arc import dataset_task_ids
 from atlas_actors.types import Task
 
 

@@ -21,9 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from atlas_actors.arc.environment import dataset_task_ids
 from atlas_actors.cli import main as cli_main
 from atlas_actors.cli import summarize
-from atlas_actors.environments.arc import dataset_task_ids
 from atlas_actors.types import TaskResult
 
 SPLITS = [

@@ -35,8 +35,8 @@ import ray
 
 from atlas_actors.actors import EnvironmentPool
 from atlas_actors.arc import DSLProposer, Program
-from atlas_actors.environments.arc import dataset_task_ids
-from atlas_actors.environments.base import LocalEvaluator
+from atlas_actors.arc.environment import dataset_task_ids
+from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.types import Task
 
 Workload = list[tuple[Task, list[Any]]]

@@ -22,7 +22,7 @@ import time
 from typing import Any
 
 from atlas_actors.arc import solver as S
-from atlas_actors.environments.arc import dataset_task_ids, load_arc_task
+from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.types import Task
 
 

@@ -30,12 +30,13 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from atlas_actors.environments.base import Evaluator, LocalEvaluator
-from atlas_actors.environments.swe import SWEEnvironment
-from atlas_actors.environments.swe_eval import grade_predictions
-from atlas_actors.environments.swe_instances import SWEInstance, load_example_instances
-from atlas_actors.environments.swe_workspace import DockerWorkspace
+from atlas_actors.environments.base import Evaluator
+from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.sandbox.docker import ContainerLimits, DockerClient
+from atlas_actors.swe.environment import SWEEnvironment
+from atlas_actors.swe.evaluate import grade_predictions
+from atlas_actors.swe.instances import SWEInstance, load_example_instances
+from atlas_actors.swe.workspace import DockerWorkspace
 
 TEST_CMD = "python3 -m pytest -rA -p no:cacheprovider {files}"
 

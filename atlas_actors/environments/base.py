@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.errors import EnvironmentNotReady
 from atlas_actors.types import Outcome, Task
@@ -148,71 +149,46 @@ class PassthroughEnvironment(TaskHolder):
         return [await self.verify(s) for s in solutions]
 
 
-def create_environment(task: Task, **options: Any) -> MinimalEnvironment:
-    """Create the environment for ``task.domain``: ``arc``, ``swe``, else passthrough.
+@runtime_checkable
+class Verifier(Protocol):
+    """Grades a final solution for a named task against everything the task has,
+    hidden answers included (ARC test outputs, SWE-bench's FAIL_TO_PASS tests): used to
+    report a result, never to guide a search."""
 
-    ``options`` go to the environment's constructor (e.g. ``dataset="kaggle2025"``).
-    The environment is not reset; call ``await env.reset(task)``.
-    """
-    if task.domain == "arc":
-        from atlas_actors.environments.arc import ARCEnvironment
-
-        return ARCEnvironment(**options)
-    if task.domain == "swe":
-        from atlas_actors.environments.swe import SWEEnvironment
-
-        return SWEEnvironment(**options)
-    return PassthroughEnvironment()
+    async def verify(self, task: Task, solution: Any) -> Outcome:
+        """The environment's ``verify`` of ``solution``."""
+        ...
 
 
-class LocalEvaluator:
-    """An :class:`Evaluator` that keeps one environment per task, in this process.
+class Transition(BaseModel):
+    """The result of one action from a state (see :class:`Stepper`)."""
 
-    Environments are created by ``factory`` (default :func:`create_environment`),
-    reset once, and kept in an LRU cache of ``max_tasks`` entries.
-    """
+    model_config = ConfigDict(extra="forbid")
 
-    def __init__(
-        self,
-        factory: Callable[[Task], MinimalEnvironment] = create_environment,
-        max_tasks: int = 64,
-    ) -> None:
-        self._factory = factory
-        self._max_tasks = max_tasks
-        self._envs: OrderedDict[str, MinimalEnvironment] = OrderedDict()
-        self.evaluations = 0
-        """Solutions scored so far."""
+    state: dict[str, Any]
+    """The new state (JSON), restorable with the environment's ``set_state``."""
+    solution: Any = None
+    """The solution the new state stands for (SWE: the cumulative patch)."""
+    observation: str = ""
+    reward: float = 0.0
+    done: bool = False
+    info: dict[str, Any] = Field(default_factory=dict)
 
-    async def environment(self, task: Task) -> MinimalEnvironment:
-        """The (cached, reset) environment for ``task``."""
-        env = self._envs.get(task.id)
-        if env is not None:
-            self._envs.move_to_end(task.id)
-            return env
-        env = self._factory(task)
-        await env.reset(task)
-        self._envs[task.id] = env
-        while len(self._envs) > self._max_tasks:
-            _, old = self._envs.popitem(last=False)
-            close = getattr(old, "aclose", None)
-            if close is not None:
-                await close()
-        return env
 
-    async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
-        env = await self.environment(task)
-        if isinstance(env, ScoringEnvironment):
-            outcomes = await env.score(solutions)
-        else:
-            outcomes = [await env.verify(s) for s in solutions]
-        self.evaluations += len(outcomes)
-        return outcomes
+@runtime_checkable
+class Stepper(Protocol):
+    """Applies an action to a state of a named task's environment, statelessly: the
+    environment is restored to ``state`` first (``set_state``), so any environment
+    (in process, or any actor of a pool) can serve any node of a tree."""
 
-    async def aclose(self) -> None:
-        """Close every cached environment that holds resources."""
-        envs = list(self._envs.values())
-        self._envs.clear()
-        for env in envs:
-            close = getattr(env, "aclose", None)
-            if close is not None:
-                await close()
+    async def root(self, task: Task) -> Transition:
+        """The task's initial state (as after ``reset``), its solution and observation."""
+        ...
+
+    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
+        """Restore ``state``, apply ``action``, return the new state and observation.
+
+        An action the environment rejects (malformed, an edit whose text is not in the
+        file) is a transition whose observation says why and whose state is unchanged,
+        not an exception."""
+        ...

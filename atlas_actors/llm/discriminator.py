@@ -64,7 +64,7 @@ class LLMScorer(AsyncResource):
         if task.domain == "arc":
             import anyio.to_thread
 
-            from atlas_actors.environments.arc import load_arc_task
+            from atlas_actors.arc.environment import load_arc_task
 
             data = await anyio.to_thread.run_sync(load_arc_task, task, self.dataset)
             text = prompts.render_task(data.train, data.test_inputs)

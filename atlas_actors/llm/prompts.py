@@ -104,48 +104,37 @@ def render_feedback(
     if outcome is None:
         return "The program has not been run yet."
     lines: list[str] = []
-    pairs = outcome.details.get("pairs") or []
-    exact = sum(1 for p in pairs if isinstance(p, dict) and p.get("exact"))
+    checks = outcome.checks
+    exact = sum(1 for c in checks if c.passed)
     head = f"Score {outcome.partial_score:.2f}"
-    if pairs:
-        head += f": {exact} of {len(pairs)} train examples exactly right"
+    if checks:
+        head += f": {exact} of {len(checks)} train examples exactly right"
     lines.append(head + ("." if not outcome.success else " (all correct)."))
-    for p in pairs:
-        if not isinstance(p, dict):
-            continue
-        i = p.get("index", "?")
-        if p.get("exact"):
-            lines.append(f"- train {i}: correct")
-        elif p.get("error"):
-            lines.append(f"- train {i}: ERROR: {p.get('error')}")
+    for c in checks:
+        if c.passed:
+            lines.append(f"- {c.name}: correct")
+        elif c.error:
+            lines.append(f"- {c.name}: ERROR: {c.error}")
         else:
-            shape = "right shape" if p.get("shape_ok") else "WRONG SHAPE"
-            sim = float(p.get("similarity") or 0.0)
-            lines.append(f"- train {i}: wrong ({shape}, {sim:.0%} of cells match)")
+            shape = "right shape" if c.well_formed else "WRONG SHAPE"
+            lines.append(f"- {c.name}: wrong ({shape}, {c.similarity:.0%} of cells match)")
     text = outcome.feedback.strip()
     if text:
         if len(text) > MAX_FEEDBACK_CHARS:
             text = text[:MAX_FEEDBACK_CHARS] + "\n... (cut)"
         lines += ["", "Verifier feedback:", text]
-    outputs = outcome.details.get("outputs")
-    if isinstance(outputs, list) and train:
+    if train:
         shown = 0
-        for p in pairs:
+        for i, c in enumerate(checks[: len(train)]):
             if shown >= max_wrong_shown:
                 break
-            if not isinstance(p, dict) or p.get("exact"):
-                continue
-            i = p.get("index")
-            if not isinstance(i, int) or not 0 <= i < min(len(outputs), len(train)):
-                continue
-            got = outputs[i]
-            if got is None:
+            if c.passed or c.output is None:
                 continue
             want = train[i][1]
             lines += [
                 "",
-                f"train {i}: the program returned ({_shape(got)}):",
-                render_grid(got),
+                f"train {i}: the program returned ({_shape(c.output)}):",
+                render_grid(c.output),
                 f"train {i}: expected ({_shape(want)}):",
                 render_grid(want),
             ]

@@ -110,7 +110,7 @@ class LLMProgramProposer(AsyncResource):
         if view is not None:
             self._views.move_to_end(task.id)
             return view
-        from atlas_actors.environments.arc import load_arc_task
+        from atlas_actors.arc.environment import load_arc_task
 
         data = await anyio.to_thread.run_sync(load_arc_task, task, self.dataset)
         view = _TaskView(prompts.render_task(data.train, data.test_inputs), list(data.train))

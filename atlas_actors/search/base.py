@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_actors.environments.base import Stepper, Transition
 from atlas_actors.types import Candidate, Outcome, Task
 
 
@@ -100,38 +101,6 @@ class NodeView(_Model):
     """Actions already expanded from this node: propose others."""
 
 
-class Transition(_Model):
-    """The result of one action from a state (see :class:`Stepper`)."""
-
-    state: dict[str, Any]
-    """The new state (JSON), restorable with the environment's ``set_state``."""
-    solution: Any = None
-    """The solution the new state stands for (SWE: the cumulative patch)."""
-    observation: str = ""
-    reward: float = 0.0
-    done: bool = False
-    info: dict[str, Any] = Field(default_factory=dict)
-
-
-@runtime_checkable
-class Stepper(Protocol):
-    """Applies an action to a state of a named task's environment, statelessly: the
-    environment is restored to ``state`` first (``set_state``), so any environment
-    (in process, or any actor of a pool) can serve any node of a tree."""
-
-    async def root(self, task: Task) -> Transition:
-        """The task's initial state (as after ``reset``), its solution and observation."""
-        ...
-
-    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
-        """Restore ``state``, apply ``action``, return the new state and observation.
-
-        An action the environment rejects (malformed, an edit whose text is not in the
-        file) is a transition whose observation says why and whose state is unchanged,
-        not an exception."""
-        ...
-
-
 @runtime_checkable
 class ActionProposer(Protocol):
     """Proposes child actions for a tree node (an LLM, the offline repair operators)."""
@@ -142,3 +111,14 @@ class ActionProposer(Protocol):
         """About ``k`` distinct actions not in ``node.tried``, best first; fewer (or
         none) when it has no more ideas."""
         ...
+
+
+__all__ = [
+    "ActionProposer",
+    "NodeView",
+    "ProposedAction",
+    "Proposer",
+    "Scorer",
+    "Stepper",
+    "Transition",
+]

@@ -87,12 +87,12 @@ def derive_rng(seed: int, *parts: object) -> random.Random:
 
 def _settles(c: Candidate) -> bool:
     """``c`` succeeds on everything the search may see and the environment has no doubt
-    about its answers (``details["test_doubts"]``, e.g. an ARC prediction that breaks a
-    property every train pair has): a success worth stopping on. A doubted success is
-    kept and ranked like any other; the search goes on looking for one without doubts."""
+    about its answers (``Outcome.doubts``, e.g. an ARC prediction that breaks a property
+    every train pair has): a success worth stopping on. A doubted success is kept and
+    ranked like any other; the search goes on looking for one without doubts."""
     if c.outcome is None or not c.outcome.success:
         return False
-    return not any(c.outcome.details.get("test_doubts") or ())
+    return not c.outcome.doubted
 
 
 def _rank_key(c: Candidate) -> tuple[float, int]:

@@ -1,56 +1,35 @@
-"""Solve one task end to end: proposer, search, answer, report.
+"""Solve one task end to end: proposer, search, report.
 
 :func:`solve_task` is what the CLI, the :class:`~atlas_actors.actors.Engine` and the
-search coordinator actor run for each task. It never lets the search see hidden
-answers: the search scores candidates through the evaluator (train pairs only, for
-ARC); the test outputs are read afterwards, only to report whether the answer was
-right (``solved`` is None when they are unknown).
+search coordinator actor run for each task. It names no domain: the task's domain is
+looked up in the registry (:mod:`atlas_actors.environments.registry`) for its proposer
+and its reporter. The search never sees hidden answers: it scores candidates through
+the evaluator (train pairs only, for ARC); the domain's reporter reads the hidden
+answers afterwards, only to report whether the answer was right (``solved`` is None
+when they are unknown).
 """
 
 from __future__ import annotations
 
 import hashlib
-import threading
+import json
 import time
 from typing import Any
 
 from atlas_actors.config import LLMConfig, MindEvolutionConfig
-from atlas_actors.environments.base import Evaluator
-from atlas_actors.errors import AtlasError, ConfigError
+from atlas_actors.environments.base import Evaluator, Verifier
+from atlas_actors.environments.registry import get_domain, require_domain
+from atlas_actors.errors import AtlasError
+from atlas_actors.resources import close_shared_proposers
 from atlas_actors.search.base import Proposer
 from atlas_actors.search.mind_evolution import MindEvolutionSearch, SearchResult
-from atlas_actors.types import Candidate, Task, TaskResult
-
-_lock = threading.Lock()
-_proposers: dict[str, Proposer] = {}
+from atlas_actors.types import Task, TaskResult
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
-    """The proposer for one search of ``task``: an LLM when ``llm`` is given, else the
-    offline DSL proposer.
-
-    The DSL proposer keeps per-search state (what it has proposed so far), so each
-    search gets a fresh one: the same seed then gives the same result however many
-    searches ran before or run beside it. LLM proposers are shared per process (one per
-    endpoint), so one concurrency limit, connection pool and cache serve every task.
-    """
-    if task.domain != "arc":
-        raise ConfigError(
-            f"task {task.id}: no proposer for domain {task.domain!r} yet (supported: 'arc')"
-        )
-    if llm is None:
-        from atlas_actors.arc import DSLProposer
-
-        return DSLProposer()
-    key = llm.model_dump_json()
-    with _lock:
-        proposer = _proposers.get(key)
-        if proposer is None:
-            from atlas_actors.llm import make_llm_proposer
-
-            proposer = make_llm_proposer(llm)
-            _proposers[key] = proposer
-        return proposer
+def make_proposer(task: Task, llm: LLMConfig | None = None) -> Any:
+    """The proposer for one search of ``task``, from its domain's registration: an LLM
+    proposer when ``llm`` is given, else the domain's offline proposer."""
+    return require_domain(task.domain).make_proposer(task, llm)
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -61,73 +40,9 @@ def task_seed(seed: int, task_id: str) -> int:
 
 
 async def close_proposers() -> None:
-    """Close the shared proposers (LLM connection pools); call at the end of a run."""
-    with _lock:
-        proposers = list(_proposers.values())
-        _proposers.clear()
-    for proposer in proposers:
-        close = getattr(proposer, "aclose", None)
-        if close is not None:
-            await close()
-
-
-def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:
-    """Two attempts per test input (ARC Prize format): going down the ranked candidates,
-    the first program's prediction for that input, then the next program's prediction
-    that differs from it. Programs that failed on an input are skipped for that input;
-    an input no program could answer gets ``[[0]]``.
-
-    Among programs that get the same number of train pairs exactly right, a prediction
-    the environment has doubts about (``test_doubts``: it breaks a property every train
-    pair has, see ``environments.arc.TrainInvariants``) goes after those it has none
-    about; a program with more train pairs right still goes first. A doubt demotes the
-    top program's prediction to the second attempt, never further: the property may be
-    the train pairs' coincidence (every pair changes something, and this test input
-    needs no change)."""
-    rows: list[tuple[float, list[Any], list[Any]]] = []
-    for c in candidates:
-        details = c.outcome.details if c.outcome is not None else {}
-        preds = details.get("test_predictions")
-        if preds:
-            doubts = details.get("test_doubts") or []
-            rows.append((float(details.get("train_exact", 0.0)), list(preds), list(doubts)))
-    attempts: list[dict[str, Any]] = []
-    for i in range(n_tests):
-        options = [
-            (-exact, bool(doubts[i]) if i < len(doubts) else False, rank, p[i])
-            for rank, (exact, p, doubts) in enumerate(rows)
-            if i < len(p) and p[i] is not None
-        ]
-        top = min(options, key=lambda o: (o[0], o[2]))[3] if options else None
-        options.sort(key=lambda o: o[:3])
-        grids = [o[3] for o in options]
-        first = grids[0] if grids else [[0]]
-        if top is not None and top != first:
-            second = top  # a doubted top prediction: demoted to the second attempt
-        else:
-            second = next((g for g in grids if g != first), first)
-        attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
-    return attempts
-
-
-def _plain(grid: Any) -> list[list[int]]:
-    return [[int(v) for v in row] for row in grid]
-
-
-def readable(solution: Any) -> str | None:
-    """A solution as text a person can read (DSL programs as Python)."""
-    if solution is None:
-        return None
-    if isinstance(solution, str):
-        return solution
-    try:
-        from atlas_actors.arc import Program
-
-        return str(Program.from_json(solution).to_python())
-    except Exception:  # not a DSL program: show the data
-        import json
-
-        return json.dumps(solution)
+    """Close the proposers shared per process (LLM connection pools); call at the end
+    of a run."""
+    await close_shared_proposers()
 
 
 async def solve_task(
@@ -141,15 +56,19 @@ async def solve_task(
 ) -> TaskResult:
     """Search ``task`` with Mind Evolution and report the result.
 
-    Bad input (a task that cannot be loaded, an unsupported domain) is reported in
+    Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
     """
     start = time.monotonic()
     try:
-        proposer = proposer or make_proposer(task, llm)
+        spec = get_domain(task.domain)
+        if proposer is None:
+            proposer = require_domain(task.domain).make_proposer(task, llm)
         search = MindEvolutionSearch(proposer, evaluator, config)
         result = await search.search(task, seed=seed)
-        report = await _report(task, result)
+        verifier = evaluator if isinstance(evaluator, Verifier) else None
+        reporter = spec.reporter_fn() if spec is not None else None
+        report = await _report(task, result, reporter, verifier)
     except AtlasError as e:
         return TaskResult(
             task_id=task.id,
@@ -164,7 +83,16 @@ async def solve_task(
     return report
 
 
-async def _report(task: Task, result: SearchResult) -> TaskResult:
+def readable(solution: Any) -> str | None:
+    """A solution as text (a domain's reporter may replace it with something better)."""
+    if solution is None or isinstance(solution, str):
+        return solution
+    return json.dumps(solution)
+
+
+async def _report(
+    task: Task, result: SearchResult, reporter: Any, verifier: Verifier | None
+) -> TaskResult:
     best = result.best
     out = TaskResult(
         task_id=task.id,
@@ -173,6 +101,7 @@ async def _report(task: Task, result: SearchResult) -> TaskResult:
         generations=result.generations,
         stopped=result.stopped,
         seconds=result.seconds,
+        strategy="evolutionary",
     )
     if best is None or best.outcome is None:
         out.feedback = "no candidate was evaluated"
@@ -180,17 +109,8 @@ async def _report(task: Task, result: SearchResult) -> TaskResult:
     out.solution = best.solution
     out.program = readable(best.solution)
     out.feedback = best.outcome.feedback
-    out.train_fitness = float(best.outcome.details.get("train_exact", best.outcome.partial_score))
-    if task.domain == "arc":
-        from atlas_actors.environments.arc import ARCEnvironment
-
-        # Reporting only: a fresh environment reads the test outputs after the search.
-        env = ARCEnvironment()
-        await env.reset(task)
-        out.attempts = pick_attempts(result.candidates, len(env.test_inputs))
-        if env.has_test_outputs:
-            verdict = await env.verify_attempts(
-                [[a["attempt_1"], a["attempt_2"]] for a in out.attempts]
-            )
-            out.solved = verdict.success
+    exact = best.outcome.exact_fraction
+    out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
+    if reporter is not None:
+        await reporter(task, result.candidates, out, verifier)
     return out

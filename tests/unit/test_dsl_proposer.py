@@ -12,7 +12,7 @@ from atlas_actors.arc import DSLProposer, Program, compile_program
 from atlas_actors.arc.infer import Ctx, g_tile_t, g_upscale, infer_cmap
 from atlas_actors.arc.solver import TaskSolver
 from atlas_actors.search.base import Proposer
-from atlas_actors.types import Candidate, Outcome, Task
+from atlas_actors.types import Candidate, Check, Outcome, Task
 
 REAL = ["007bbfb7", "0520fde7", "1cf80156", "3c9b0459", "25ff71a9", "08ed6ac7"]
 
@@ -35,7 +35,7 @@ def arc_task(tid: str) -> Task:
 
 
 def train_pairs(task: Task) -> list[tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]]:
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     return load_arc_task(task).train
 
@@ -63,9 +63,17 @@ def fitness(sol: Any, pairs: list[tuple[Any, Any]]) -> tuple[float, Outcome]:
             )
     n = len(pairs)
     fit = (sum(r["exact"] for r in rows) + sum(r["similarity"] for r in rows) / n) / (n + 1)
-    return fit, Outcome(
-        success=all(r["exact"] for r in rows), partial_score=fit, details={"pairs": rows}
-    )
+    checks = [
+        Check(
+            name=f"train {r['index']}",
+            passed=r["exact"],
+            similarity=r["similarity"],
+            well_formed=r["shape_ok"],
+            error=r["error"],
+        )
+        for r in rows
+    ]
+    return fit, Outcome(success=all(r["exact"] for r in rows), partial_score=fit, checks=checks)
 
 
 def cand(sol: Any, pairs: list[tuple[Any, Any]]) -> Candidate:
@@ -83,7 +91,7 @@ def test_implements_the_proposer_protocol() -> None:
 async def test_every_proposal_is_valid_and_runs(tid: str) -> None:
     """Property: over several seeds, every emitted program compiles, runs on all train
     inputs and test inputs without raising, and returns a valid grid; nothing repeats."""
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     task = arc_task(tid)
     data = load_arc_task(task)
@@ -146,7 +154,7 @@ async def test_mutate_uses_pair_feedback_and_repairs_a_wrong_last_op() -> None:
     prop = DSLProposer(initial_budget=0, mutate_budget=0)
     parent = cand(["upscale", ["crop_nonbg", "x", 0], 2, 2], data)
     assert parent.outcome is not None
-    assert not any(p["shape_ok"] for p in parent.outcome.details["pairs"])
+    assert not any(c.well_formed for c in parent.outcome.checks)
     kids = await prop.mutate(task, parent, 32, random.Random(0), 0.3)
     assert ["flip_h", ["crop_nonbg", "x", 0]] in kids
     assert fitness(kids[0], data)[1].success  # exact children come first
@@ -216,7 +224,7 @@ async def test_constructed_scale_task_is_solved_by_initial() -> None:
 @pytest.mark.parametrize("tid", REAL)
 async def test_real_training_tasks_are_solved(tid: str) -> None:
     """Geometry, colour, crop, tiling/scale and object tasks: initial + a few mutations."""
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     task = arc_task(tid)
     data = load_arc_task(task)

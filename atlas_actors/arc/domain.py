@@ -1,0 +1,109 @@
+"""The ARC domain's registration: its proposer factory and its result reporter.
+
+Registered under ``arc`` in :mod:`atlas_actors.environments.registry` (imported only
+when an ARC task is searched). The reporter reads the test outputs *after* the search,
+only to say whether the answer was right: the search scored candidates on the train
+pairs alone.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from atlas_actors.config import LLMConfig
+from atlas_actors.environments.base import Verifier
+from atlas_actors.search.base import Proposer
+from atlas_actors.types import Candidate, Task, TaskResult
+
+
+def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
+    """The proposer for one search of an ARC task: the LLM program proposer for ``llm``
+    (shared per endpoint, see :func:`atlas_actors.resources.shared_proposer`), else a fresh
+    offline DSL proposer (it keeps per-search state, so each search gets its own and the
+    same seed gives the same result however many searches ran before or beside it)."""
+    if llm is None:
+        from atlas_actors.arc.proposer import DSLProposer
+
+        return DSLProposer()
+    from atlas_actors.llm import make_llm_proposer
+    from atlas_actors.resources import shared_proposer
+
+    key = ("arc", llm.model_dump_json())
+    proposer: Proposer = shared_proposer(key, lambda: make_llm_proposer(llm))
+    return proposer
+
+
+def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:
+    """Two attempts per test input (ARC Prize format): going down the ranked candidates,
+    the first program's prediction for that input, then the next program's prediction
+    that differs from it. Programs that failed on an input are skipped for that input;
+    an input no program could answer gets ``[[0]]``.
+
+    Among programs that get the same number of train pairs exactly right, a prediction
+    the environment has doubts about (``Outcome.doubts``: it breaks a property every
+    train pair has, see :class:`~atlas_actors.arc.environment.TrainInvariants`) goes
+    after those it has none about; a program with more train pairs right still goes
+    first. A doubt demotes the top program's prediction to the second attempt, never
+    further: the property may be the train pairs' coincidence (every pair changes
+    something, and this test input needs no change)."""
+    rows: list[tuple[float, list[Any], list[Any]]] = []
+    for c in candidates:
+        outcome = c.outcome
+        if outcome is None or not outcome.answers:
+            continue
+        exact = outcome.exact_fraction or 0.0
+        rows.append((exact, list(outcome.answers), list(outcome.doubts or [])))
+    attempts: list[dict[str, Any]] = []
+    for i in range(n_tests):
+        options = [
+            (-exact, bool(doubts[i]) if i < len(doubts) else False, rank, p[i])
+            for rank, (exact, p, doubts) in enumerate(rows)
+            if i < len(p) and p[i] is not None
+        ]
+        top = min(options, key=lambda o: (o[0], o[2]))[3] if options else None
+        options.sort(key=lambda o: o[:3])
+        grids = [o[3] for o in options]
+        first = grids[0] if grids else [[0]]
+        if top is not None and top != first:
+            second = top  # a doubted top prediction: demoted to the second attempt
+        else:
+            second = next((g for g in grids if g != first), first)
+        attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
+    return attempts
+
+
+def _plain(grid: Any) -> list[list[int]]:
+    return [[int(v) for v in row] for row in grid]
+
+
+def readable(solution: Any) -> str | None:
+    """A solution as text a person can read (DSL programs as standalone Python)."""
+    if solution is None:
+        return None
+    if isinstance(solution, str):
+        return solution
+    try:
+        from atlas_actors.arc import Program
+
+        return str(Program.from_json(solution).to_python())
+    except Exception:  # not a DSL program: show the data
+        return json.dumps(solution)
+
+
+async def report(
+    task: Task, candidates: list[Candidate], result: TaskResult, verifier: Verifier | None
+) -> None:
+    """Fill the ARC parts of ``result``: the program as Python, two attempts per test
+    input, and ``solved`` when the task has test outputs (read here, after the search)."""
+    from atlas_actors.arc.environment import ARCEnvironment
+
+    result.program = readable(result.solution)
+    env = ARCEnvironment()  # reporting only: a fresh environment reads the test outputs
+    await env.reset(task)
+    result.attempts = pick_attempts(candidates, len(env.test_inputs))
+    if env.has_test_outputs:
+        verdict = await env.verify_attempts(
+            [[a["attempt_1"], a["attempt_2"]] for a in result.attempts]
+        )
+        result.solved = verdict.success

@@ -1,0 +1,180 @@
+"""What the ``atlas-actors`` commands share: argument types, the engine and LLM flags,
+the run folder (``results.jsonl`` appended as tasks finish, atomic JSON files), and
+the progress bar.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from atlas_actors.errors import ConfigError
+from atlas_actors.types import TaskResult
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def add_engine_flags(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("engine")
+    g.add_argument(
+        "--workers",
+        type=positive_int,
+        metavar="N",
+        help="environment actors (default: one per CPU)",
+    )
+    g.add_argument(
+        "--address",
+        metavar="ADDR",
+        help="Ray cluster to join, e.g. auto or ray://head:10001 "
+        "(default: $RAY_ADDRESS, else a local Ray on this machine)",
+    )
+    g.add_argument(
+        "--no-ray",
+        action="store_true",
+        help="run in this process without Ray (one task at a time; for debugging)",
+    )
+
+
+class ResultsLog:
+    """``results.jsonl`` in a run folder: one line per finished task, appended as it ends.
+
+    Each line is written with a single ``write`` in append mode and flushed to disk, so
+    a killed run leaves at most one partial last line, which :meth:`load` drops.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.dir = out_dir
+        self.path = out_dir / "results.jsonl"
+
+    def load(self) -> list[TaskResult]:
+        if not self.path.exists():
+            return []
+        results: list[TaskResult] = []
+        good_bytes = 0
+        with self.path.open("rb") as f:
+            for raw in f:
+                try:
+                    results.append(TaskResult.model_validate_json(raw))
+                except ValueError:
+                    break  # a line cut short by a kill: everything after it is redone
+                good_bytes += len(raw)
+        if good_bytes != self.path.stat().st_size:
+            with self.path.open("r+b") as f:
+                f.truncate(good_bytes)
+        return results
+
+    def append(self, result: TaskResult) -> None:
+        line = (result.model_dump_json() + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def prepare_out_dir(out_dir: Path, resume: bool) -> ResultsLog:
+    """Create the run folder; refuse to mix a new run into an old one's results."""
+    log = ResultsLog(out_dir)
+    if log.path.exists() and not resume:
+        raise ConfigError(
+            f"--out: {out_dir} already holds results.jsonl; add --resume to continue that run "
+            "or choose another --out"
+        )
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ConfigError(f"--out: {out_dir} exists and is not a folder")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return log
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(json.dumps(data))
+    os.replace(tmp, path)
+
+
+def quantile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    pos = q * (len(values) - 1)
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return values[lo] + (values[hi] - values[lo]) * (pos - lo)
+
+
+class RunProgress:
+    """A rich progress bar: tasks done, solved so far, rate."""
+
+    def __init__(
+        self,
+        console: Any,
+        total: int,
+        already: int,
+        results: list[TaskResult],
+        label: str = "tasks",
+    ) -> None:
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.results = results
+        self.start = time.monotonic()
+        self.new = 0
+        self.bar = Progress(
+            TextColumn(f"[bold]{label}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("solved {task.fields[solved]}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+            console=console,
+            disable=console.quiet,
+        )
+        self.task = self.bar.add_task(
+            "tasks", total=total, completed=already, solved=self._solved(), rate=""
+        )
+
+    def _solved(self) -> str:
+        known = [r for r in self.results if r.solved is not None]
+        return f"{sum(1 for r in known if r.solved)}/{len(known)}"
+
+    def __enter__(self) -> RunProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def __call__(self, result: TaskResult) -> None:
+        self.new += 1
+        rate = self.new / max(1e-9, time.monotonic() - self.start) * 60
+        self.bar.update(self.task, advance=1, solved=self._solved(), rate=f"{rate:.1f} tasks/min")

@@ -1,0 +1,587 @@
+"""SWEEnvironment: SWE-bench tasks in real containers (or a bubblewrap sandbox), graded
+as swebench 5.x grades them.
+
+``reset(task)`` starts a container from the instance image (repository at ``/testbed``,
+at the base commit) and returns the problem statement. ``step(action)`` takes typed
+actions (:class:`ApplyPatch`, :class:`Edit`, :class:`ViewFile`, :class:`ListFiles`,
+:class:`RunCommand`, :class:`Submit`). The state is the cumulative patch
+(``get_state``/``set_state``), so a tree search branches without snapshotting containers.
+
+``verify(patch)`` applies ``patch`` on a clean tree, runs the instance's eval script,
+parses the log with the instance's swebench log parser and grades it with swebench's
+grading (``FAIL_TO_PASS`` / ``PASS_TO_PASS``), cross-checking the log against the test
+command's real exit code and pytest's JUnit XML report. ``score(patches)`` verifies each
+(the search's fitness is ``partial_score`` = tests passing / tests graded).
+
+Example::
+
+    async with SWEEnvironment() as env:
+        print(await env.reset(instance.to_task()))
+        outcome = await env.verify(instance.patch)   # the gold patch resolves it
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import shlex
+import time
+import uuid
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anyio
+
+from atlas_actors.environments.base import TaskHolder
+from atlas_actors.errors import (
+    ConfigError,
+    EnvironmentNotReady,
+    InvalidSolutionError,
+)
+from atlas_actors.sandbox.docker import ContainerLimits, DockerClient, ExecResult
+from atlas_actors.swe.actions import (
+    ApplyPatch,
+    Edit,
+    ListFiles,
+    RunCommand,
+    Submit,
+    ViewFile,
+    parse_action,
+)
+from atlas_actors.swe.grading import (
+    FEEDBACK_TAIL,
+    failed_report,
+    grade_log,
+    graded_outcome,
+    tail,
+)
+from atlas_actors.swe.instances import SWEInstance
+from atlas_actors.swe.workspace import (
+    IO_DIR,
+    TESTBED,
+    BubblewrapWorkspace,
+    DockerWorkspace,
+    Workspace,
+    new_run_label,
+)
+from atlas_actors.types import Outcome, Task
+
+Backend = Literal["docker", "bubblewrap"]
+
+# swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
+_APPLY_CMDS = (
+    "git apply --verbose",
+    "git apply --verbose --3way",
+    "git apply --verbose --reject",
+    "patch --batch --forward --fuzz=5 -p1 -i",
+)
+
+
+# ------------------------------------------------------------------- environment
+
+
+class SWEEnvironment(TaskHolder):
+    """SWE-bench instances in Docker containers (or bubblewrap), graded by swebench.
+
+    Every argument is optional (``create_environment(task)`` passes none).
+
+    Args:
+        backend: ``"docker"`` (default) or ``"bubblewrap"`` (a local checkout, the
+            instance's ``local_repo``, in a bubblewrap sandbox; no Docker needed).
+        docker_host: Docker URL or socket path; default ``$DOCKER_HOST``.
+        eval_timeout_s: limit for one run of the eval script (a hang -> timeout outcome).
+        command_timeout_s: default limit for other commands (apply, git, views).
+        start_timeout_s: limit for starting a container.
+        api_timeout_s: limit for any other Docker call.
+        memory_mb, pids, cpus: container (or sandbox) limits.
+        max_steps: steps per episode before ``done``.
+        output_limit_bytes: output kept from a test run (the tail).
+        fresh_container_per_verify: start a new container for every verify (slower);
+            by default the container is reused after a hard reset of the repository
+            and killing every leftover process, and replaced after a timeout.
+        python_bin: interpreter for the bubblewrap backend (default: this process's).
+    """
+
+    def __init__(
+        self,
+        *,
+        backend: Backend = "docker",
+        docker_host: str | None = None,
+        eval_timeout_s: float = 300.0,
+        command_timeout_s: float = 60.0,
+        start_timeout_s: float = 60.0,
+        api_timeout_s: float = 60.0,
+        memory_mb: int = 2048,
+        pids: int = 512,
+        cpus: float = 1.0,
+        max_steps: int = 50,
+        output_limit_bytes: int = 20_000_000,
+        fresh_container_per_verify: bool = False,
+        python_bin: str | None = None,
+    ) -> None:
+        if backend not in ("docker", "bubblewrap"):
+            raise ConfigError(f"backend={backend!r}: allowed values are 'docker', 'bubblewrap'")
+        for name, value in (
+            ("eval_timeout_s", eval_timeout_s),
+            ("command_timeout_s", command_timeout_s),
+            ("start_timeout_s", start_timeout_s),
+            ("api_timeout_s", api_timeout_s),
+            ("memory_mb", memory_mb),
+            ("pids", pids),
+            ("cpus", cpus),
+            ("max_steps", max_steps),
+            ("output_limit_bytes", output_limit_bytes),
+        ):
+            if value <= 0:
+                raise ConfigError(f"{name}={value!r}: must be > 0")
+        self.backend: Backend = backend
+        self.docker_host = docker_host
+        self.eval_timeout_s = eval_timeout_s
+        self.command_timeout_s = command_timeout_s
+        self.start_timeout_s = start_timeout_s
+        self.api_timeout_s = api_timeout_s
+        self.limits = ContainerLimits(memory_mb=memory_mb, pids=pids, cpus=cpus)
+        self._max_steps = max_steps
+        self.output_limit_bytes = output_limit_bytes
+        self.fresh_container_per_verify = fresh_container_per_verify
+        self.python_bin = python_bin
+        self.run_label = new_run_label()
+        """Label value of this environment's containers (see ``DockerClient.reap``)."""
+        self._task: Task | None = None
+        self._instance: SWEInstance | None = None
+        self._client: DockerClient | None = None
+        self._ws: Workspace | None = None
+        self._steps = 0
+        self._tree: Literal["agent", "verify"] = "agent"
+        self._agent_patch = ""
+        self._agent_dirty = False
+        self._lock = anyio.Lock()
+        self.verifications = 0
+
+    # ------------------------------------------------------------- lifecycle
+
+    async def __aenter__(self) -> SWEEnvironment:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Remove the container (and any leftover of this environment's run)."""
+        with anyio.CancelScope(shield=True):
+            ws, self._ws = self._ws, None
+            if ws is not None:
+                await ws.close()
+            client, self._client = self._client, None
+            if client is not None:
+                try:
+                    with anyio.move_on_after(30):
+                        await client.reap(self.run_label)
+                except Exception:
+                    pass
+                await client.close()
+
+    @property
+    def instance(self) -> SWEInstance:
+        """The current SWE-bench instance."""
+        if self._instance is None:
+            raise EnvironmentNotReady("no task set: call reset(task) first")
+        return self._instance
+
+    @property
+    def max_steps(self) -> int:
+        return self._max_steps
+
+    @property
+    def is_deterministic(self) -> bool:
+        return True
+
+    @property
+    def workspace(self) -> Workspace:
+        """The backend workspace (container or sandbox) of the current task."""
+        if self._ws is None:
+            raise EnvironmentNotReady("no task set: call reset(task) first")
+        return self._ws
+
+    async def reset(self, task: Task) -> str:
+        """Start a container (or checkout) for ``task`` (domain ``swe``); the problem statement."""
+        instance = SWEInstance.from_task(task)
+        async with self._lock:
+            if self._ws is not None:
+                await self._ws.close()
+                self._ws = None
+            ws: Workspace
+            if self.backend == "docker":
+                if self._client is None:
+                    client = DockerClient(self.docker_host, api_timeout_s=self.api_timeout_s)
+                    await client.connect()
+                    self._client = client
+                ws = DockerWorkspace(
+                    self._client,
+                    instance.image,
+                    run=self.run_label,
+                    limits=self.limits,
+                    start_timeout_s=self.start_timeout_s,
+                )
+            else:
+                if not instance.local_repo:
+                    raise ConfigError(
+                        f"instance {instance.instance_id}: the bubblewrap backend needs "
+                        "'local_repo' (a git checkout containing base_commit)"
+                    )
+                ws = BubblewrapWorkspace(
+                    instance.local_repo,
+                    instance.base_commit,
+                    memory_mb=self.limits.memory_mb,
+                    pids=self.limits.pids,
+                    python_bin=self.python_bin,
+                )
+            await ws.start()
+            self._ws = ws
+            self._task = task
+            self._instance = instance
+            self._steps = 0
+            self._tree = "agent"
+            self._agent_patch = ""
+            self._agent_dirty = False
+        return instance.problem_statement
+
+    # ----------------------------------------------------------------- state
+
+    async def _run(self, cmd: str, timeout_s: float | None = None) -> ExecResult:
+        return await self.workspace.run(
+            cmd, timeout_s=timeout_s or self.command_timeout_s, output_limit_bytes=2_000_000
+        )
+
+    async def _diff(self) -> str:
+        base = shlex.quote(self.instance.base_commit)
+        r = await self._run(
+            f"git add -A && git -c core.fileMode=false diff --cached --binary {base}; "
+            "rc=$?; git reset -q; exit $rc"
+        )
+        if not r.ok:
+            raise InvalidSolutionError(f"cannot compute the working-tree diff: {r.output[-2000:]}")
+        return r.output
+
+    async def _restore(self, patch: str) -> ExecResult | None:
+        """Clean tree at the base commit, then ``patch`` applied; None when it applied."""
+        base = shlex.quote(self.instance.base_commit)
+        r = await self._run(f"git reset -q --hard {base} && git clean -fdxq")
+        if not r.ok:
+            # A broken tree (or a dead container): start from a fresh workspace.
+            await self.workspace.restart()
+        if patch.strip():
+            await self.workspace.write_file(f"{IO_DIR}/state.diff", patch.encode())
+            r = await self._run(f"git apply --binary {IO_DIR}/state.diff")
+            if not r.ok:
+                return r
+        return None
+
+    async def _agent_tree(self) -> None:
+        """Make sure the working tree holds the agent's state (after a verify)."""
+        if self._tree == "verify":
+            failed = await self._restore(self._agent_patch)
+            if failed is not None:
+                raise InvalidSolutionError(
+                    f"cannot restore the working tree: {failed.output[-2000:]}"
+                )
+            self._tree = "agent"
+            self._agent_dirty = False
+
+    async def get_state(self) -> dict[str, Any]:
+        """``{"instance_id", "patch", "steps"}``: the cumulative patch (git diff vs base)."""
+        async with self._lock:
+            await self._agent_tree()
+            if self._agent_dirty:
+                self._agent_patch = await self._diff()
+                self._agent_dirty = False
+            return {
+                "instance_id": self.instance.instance_id,
+                "patch": self._agent_patch,
+                "steps": self._steps,
+            }
+
+    async def set_state(self, state: dict[str, Any]) -> None:
+        """Restore a :meth:`get_state` result: a clean tree with its patch applied."""
+        patch = state.get("patch", "")
+        if not isinstance(patch, str):
+            raise InvalidSolutionError("state['patch'] must be a string (a git diff)")
+        iid = state.get("instance_id")
+        async with self._lock:
+            if iid is not None and iid != self.instance.instance_id:
+                raise InvalidSolutionError(
+                    f"state is for instance {iid!r}, not {self.instance.instance_id!r}"
+                )
+            failed = await self._restore(patch)
+            if failed is not None:
+                raise InvalidSolutionError(f"state patch does not apply: {failed.output[-2000:]}")
+            self._tree = "agent"
+            self._agent_patch = patch
+            self._agent_dirty = False
+            steps = state.get("steps", self._steps)
+            self._steps = int(steps) if isinstance(steps, int) else self._steps
+
+    # ----------------------------------------------------------------- steps
+
+    async def step(self, action: Any) -> tuple[str, float, bool, dict[str, Any]]:
+        """Apply an action; ``(observation, reward, done, info)``.
+
+        Reward is 0 except for :class:`Submit` (the verified partial score). ``done`` when
+        submitted or after ``max_steps`` steps.
+        """
+        act = parse_action(action)
+        self.instance  # noqa: B018 - raises EnvironmentNotReady before reset
+        if isinstance(act, Submit):
+            state = await self.get_state()
+            outcome = await self.verify(state["patch"])
+            self._steps += 1
+            return (
+                outcome.feedback,
+                outcome.partial_score,
+                True,
+                {"action": act.kind, "outcome": outcome.model_dump()},
+            )
+        async with self._lock:
+            await self._agent_tree()
+            self._steps += 1
+            obs, info = await self._do(act)
+        info["action"] = act.kind
+        info["steps"] = self._steps
+        return obs, 0.0, self._steps >= self._max_steps, info
+
+    def _path(self, path: str) -> str:
+        norm = os.path.normpath(path if path.startswith("/") else f"{TESTBED}/{path}")
+        if norm != TESTBED and not norm.startswith(TESTBED + "/"):
+            raise InvalidSolutionError(f"path {path!r} is outside the repository ({TESTBED})")
+        return norm
+
+    async def _do(
+        self, act: ApplyPatch | Edit | ViewFile | ListFiles | RunCommand
+    ) -> tuple[str, dict[str, Any]]:
+        if isinstance(act, ApplyPatch):
+            await self.workspace.write_file(f"{IO_DIR}/step.diff", act.patch.encode())
+            r = await self._run(
+                f"git apply --verbose {IO_DIR}/step.diff || "
+                f"patch --batch --forward -p1 -i {IO_DIR}/step.diff"
+            )
+            self._agent_dirty = True
+            status = "applied" if r.ok else "patch did not apply"
+            return f"{status}\n{r.output[-FEEDBACK_TAIL:]}", {"ok": r.ok}
+        if isinstance(act, Edit):
+            return await self._edit(act)
+        if isinstance(act, ViewFile):
+            path = shlex.quote(self._path(act.path))
+            start, end = act.start or 1, act.end or 10**9
+            if start > end:
+                return f"start {start} is after end {end}", {"ok": False}
+            r = await self._run(
+                f"if [ -d {path} ]; then ls -la {path}; elif [ -f {path} ]; then "
+                f"awk -v s={start} -v e={end} 'NR>=s && NR<=e {{printf \"%6d  %s\\n\", NR, $0}}' "
+                f"{path} | head -c 200000; else echo 'no such file: '{path}; exit 1; fi"
+            )
+            return r.output, {"ok": r.ok}
+        if isinstance(act, ListFiles):
+            path = shlex.quote(self._path(act.path))
+            r = await self._run(
+                "git ls-files --cached --others --exclude-standard -- "
+                f"{path} | head -n {act.max_entries}"
+            )
+            return r.output, {"ok": r.ok}
+        r = await self.workspace.run(
+            act.command, timeout_s=act.timeout_s, output_limit_bytes=200_000
+        )
+        self._agent_dirty = True
+        if r.timed_out:
+            tail = f"\n[timed out after {act.timeout_s:g}s; its processes were killed]"
+        else:
+            tail = f"\n[exit code {r.exit_code}]"
+        info = {"ok": r.ok, "exit_code": r.exit_code, "timed_out": r.timed_out}
+        return r.output + tail, info
+
+    async def _edit(self, act: Edit) -> tuple[str, dict[str, Any]]:
+        path = self._path(act.path)
+        q = shlex.quote(path)
+        exists = (await self._run(f"test -f {q}")).ok
+        if act.old == "":
+            if exists:
+                return f"{act.path} exists: give the text to replace", {"ok": False}
+            await self._run(f"mkdir -p $(dirname {q})")
+            await self.workspace.write_file(path, act.new.encode())
+            self._agent_dirty = True
+            return f"created {act.path}", {"ok": True}
+        if not exists:
+            return f"no such file: {act.path}", {"ok": False}
+        text = (await self.workspace.read_file(path)).decode("utf-8", errors="surrogateescape")
+        count = text.count(act.old)
+        if count != 1:
+            what = "not found" if count == 0 else f"found {count} times (add context)"
+            return f"the text to replace was {what} in {act.path}", {"ok": False}
+        new_text = text.replace(act.old, act.new, 1)
+        await self.workspace.write_file(path, new_text.encode("utf-8", errors="surrogateescape"))
+        self._agent_dirty = True
+        line = text[: text.index(act.old)].count("\n") + 1
+        return f"edited {act.path} at line {line}", {"ok": True, "line": line}
+
+    # ---------------------------------------------------------------- verify
+
+    async def score(self, solutions: Sequence[Any]) -> list[Outcome]:
+        """Verify each patch (the search's fitness is ``partial_score``)."""
+        return [await self.verify(s) for s in solutions]
+
+    async def verify(self, solution: Any) -> Outcome:
+        """Apply ``solution`` (a patch) on a clean tree, run the eval script, grade it."""
+        if solution is None:
+            solution = ""
+        if not isinstance(solution, str):
+            raise InvalidSolutionError(
+                f"a SWE solution is a patch (str), got {type(solution).__name__}"
+            )
+        instance = self.instance
+        async with self._lock:
+            if self._tree == "agent" and self._agent_dirty:
+                self._agent_patch = await self._diff()
+                self._agent_dirty = False
+            if self.fresh_container_per_verify and self.verifications > 0:
+                await self.workspace.restart()
+            self._tree = "verify"
+            self.verifications += 1
+            return await self._verify(instance, solution)
+
+    async def _verify(self, instance: SWEInstance, patch: str) -> Outcome:
+        from swebench.harness.utils import make_test_spec
+
+        started = time.monotonic()
+        spec = make_test_spec(instance.swebench_dict())
+        nonce = uuid.uuid4().hex
+        marker = f"@@atlas:{nonce}"
+        lines = list(spec.eval_script_list)
+        for i, line in enumerate(lines):
+            if line.startswith("SWEBENCH_TEST_EXIT_CODE=$?"):
+                lines.insert(i + 1, f'echo "{marker}:rc $SWEBENCH_TEST_EXIT_CODE@@"')
+                break
+        eval_script = "\n".join(["#!/bin/bash", "set -uxo pipefail", *lines]) + "\n"
+        junit = f"{IO_DIR}/{nonce}.xml"
+        driver = _driver_script(instance.base_commit, marker, junit, bool(patch.strip()))
+        ws = self.workspace
+        files = {
+            f"{IO_DIR}/{name}": data.encode()
+            for name, data in (
+                ("patch.diff", patch),
+                ("eval.sh", eval_script),
+                ("driver.sh", driver),
+            )
+        }
+        addopts = (os.environ.get("PYTEST_ADDOPTS", "") + f" --junitxml={junit}").strip()
+        result = await ws.run_with_files(
+            files,
+            f"bash {IO_DIR}/driver.sh",
+            timeout_s=self.eval_timeout_s,
+            env={"PYTEST_ADDOPTS": addopts},
+            output_limit_bytes=self.output_limit_bytes,
+        )
+        seconds = time.monotonic() - started
+        details: dict[str, Any] = {
+            "instance_id": instance.instance_id,
+            "backend": self.backend,
+            "seconds": round(seconds, 3),
+        }
+        out = result.output
+        if result.timed_out:
+            await ws.restart()  # the container is replaced: nothing of the hung run survives
+            details.update(timed_out=True, patch_applied=f"{marker}:applied" in out)
+            return Outcome(
+                success=False,
+                partial_score=0.0,
+                feedback=(
+                    f"timeout: the tests did not finish in {self.eval_timeout_s:g}s "
+                    f"(killed; environment replaced)\n{tail(out)}"
+                ),
+                tests=failed_report(instance, applied=f"{marker}:applied" in out, timed_out=True),
+                details=details,
+            )
+        if f"{marker}:reset-failed" in out or f"{marker}:" not in out:
+            await ws.restart()
+            details.update(patch_applied=False, error="reset failed")
+            return Outcome(
+                success=False,
+                feedback=f"could not reset the repository to the base commit\n{tail(out)}",
+                tests=failed_report(instance, applied=False),
+                details=details,
+            )
+        if f"{marker}:apply-failed" in out:
+            details.update(patch_applied=False)
+            return Outcome(
+                success=False,
+                partial_score=0.0,
+                feedback=f"patch does not apply:\n{tail(out.split(f'{marker}:apply-failed')[0])}",
+                tests=failed_report(instance, applied=False),
+                details=details,
+            )
+        test_log = out.split(f"{marker}:eval@@\n", 1)[-1]
+        test_log, _, trailer = test_log.rpartition(f"{marker}:end@@")
+        real_rc = _find_rc(test_log, marker)
+        junit_xml = _find_junit(trailer, marker)
+        grading = await anyio.to_thread.run_sync(
+            grade_log, instance, spec, test_log, real_rc, junit_xml
+        )
+        details.update(grading)
+        details.update(timed_out=False, patch_applied=True, test_exit_code=real_rc)
+        details["test_output"] = tail(test_log, 100_000)
+        return graded_outcome(instance, details, test_log)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def _driver_script(base_commit: str, marker: str, junit: str, has_patch: bool) -> str:
+    """One script per verify: clean tree, apply (swebench's chain), run the eval script."""
+    base = shlex.quote(base_commit)
+    apply_lines = []
+    for i, cmd in enumerate(_APPLY_CMDS):
+        reset = "git checkout -q -- . ; git clean -fdq ; " if i else ""
+        apply_lines.append(
+            f'if [ "$applied" = 0 ]; then {reset}if {cmd} {IO_DIR}/patch.diff; '
+            "then applied=1; fi; fi"
+        )
+    apply_block = "\n".join(apply_lines)
+    return f"""#!/bin/bash
+rm -f "$0"
+cd {TESTBED} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
+# Leftover processes of earlier runs (PID 1 and this shell survive).
+kill -9 -1 2>/dev/null
+git reset -q --hard {base} && git clean -fdxq || {{ echo "{marker}:reset-failed@@"; exit 1; }}
+rm -f {shlex.quote(junit)}
+applied=0
+if [ {1 if has_patch else 0} = 1 ]; then
+{apply_block}
+if [ "$applied" = 0 ] && git apply --check --reverse {IO_DIR}/patch.diff 2>/dev/null; then
+  applied=1
+fi
+else
+  applied=1
+fi
+if [ "$applied" = 0 ]; then echo "{marker}:apply-failed@@"; exit 0; fi
+echo "{marker}:applied@@"
+echo "{marker}:eval@@"
+bash {IO_DIR}/eval.sh 2>&1
+echo "{marker}:end@@"
+if [ -f {shlex.quote(junit)} ]; then
+  echo "{marker}:junit $(head -c 5000000 {shlex.quote(junit)} | base64 -w0)@@"
+fi
+"""
+
+
+def _find_rc(log: str, marker: str) -> int | None:
+    found = re.findall(re.escape(marker) + r":rc (-?\d+)@@", log)
+    return int(found[-1]) if found else None
+
+
+def _find_junit(trailer: str, marker: str) -> str | None:
+    m = re.search(re.escape(marker) + r":junit ([A-Za-z0-9+/=]*)@@", trailer)
+    if not m:
+        return None
+    try:
+        return base64.b64decode(m.group(1)).decode("utf-8", errors="replace")
+    except ValueError:
+        return None

@@ -1,0 +1,213 @@
+"""``atlas-actors arc`` end to end, in process (``--no-ray``) and as a real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atlas_actors.arc.environment import load_arc_task
+from atlas_actors.cli import ResultsLog, main
+from atlas_actors.types import Task, TaskResult
+
+# Training tasks of different kinds that the offline DSL solves within a second or two:
+# a rotation, a mirror, a colour map and a tiling.
+EASY = ["3c9b0459", "67a3c6ac", "0d3d703e", "a416b8f3"]
+FAST = ["--split", "train", "--time-limit", "10", "--seed", "0", "--quiet"]
+
+
+def run_cli(*argv: str) -> int:
+    return main(list(argv))
+
+
+def read_results(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def test_writes_results_and_submission(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_cli("arc", "--no-ray", "--ids", ",".join(EASY), "--out", str(out), *FAST) == 0
+    rows = read_results(out)
+    assert [r["task_id"] for r in rows] == EASY
+    for r in rows:
+        TaskResult.model_validate(r)
+        assert r["solved"] is True, r
+        assert r["train_fitness"] == 1.0
+        assert r["evaluations"] > 0 and r["seconds"] > 0
+        assert "def transform" in r["program"]
+    sub = json.loads((out / "submission.json").read_text())
+    assert sorted(sub) == sorted(EASY)
+    for tid, entries in sub.items():
+        data = load_arc_task(Task(id=tid, domain="arc", context={"arc_task_id": tid}))
+        assert len(entries) == len(data.test_inputs)
+        assert all(set(e) == {"attempt_1", "attempt_2"} for e in entries)
+        assert any(
+            e["attempt_1"] == o.tolist() or e["attempt_2"] == o.tolist()
+            for e, o in zip(entries, data.test_outputs or [], strict=True)
+        )
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["tasks"] == 4 and summary["solved"] == 4
+
+
+def test_refuses_to_overwrite_and_resume_redoes_nothing(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    assert run_cli("arc", "--no-ray", "--ids", EASY[0], "--out", str(out), *FAST) == 0
+    before = (out / "results.jsonl").read_bytes()
+    # Same folder without --resume: a clear error, nothing touched.
+    assert run_cli("arc", "--no-ray", "--ids", EASY[0], "--out", str(out), *FAST) == 2
+    assert (out / "results.jsonl").read_bytes() == before
+    # --resume with one more task: only the new one is searched.
+    assert (
+        run_cli(
+            "arc", "--no-ray", "--ids", ",".join(EASY[:2]), "--resume", "--out", str(out), *FAST
+        )
+        == 0
+    )
+    after = (out / "results.jsonl").read_bytes()
+    assert after.startswith(before)
+    assert [r["task_id"] for r in read_results(out)] == EASY[:2]
+
+
+def test_a_partial_last_line_is_dropped_and_redone(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    out.mkdir()
+    good = TaskResult(task_id=EASY[0], domain="arc", solved=True).model_dump_json()
+    (out / "results.jsonl").write_text(good + "\n" + '{"task_id": "67a3c6ac", "sol')
+    assert [r.task_id for r in ResultsLog(out).load()] == [EASY[0]]
+    assert (out / "results.jsonl").read_text() == good + "\n"
+
+
+def _export_without_outputs(tmp_path: Path, ids: list[str]) -> Path:
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    for tid in ids:
+        data = load_arc_task(Task(id=tid, domain="arc", context={"arc_task_id": tid}))
+        grids = {
+            "train": [{"input": a.tolist(), "output": b.tolist()} for a, b in data.train],
+            "test": [{"input": a.tolist()} for a in data.test_inputs],
+        }
+        (folder / f"{tid}.json").write_text(json.dumps(grids))
+    return folder
+
+
+def test_test_outputs_are_unreachable_from_the_search(tmp_path: Path) -> None:
+    """The same tasks with their test outputs removed give identical submissions."""
+    ids = [EASY[0], EASY[3], "007bbfb7"]
+    budget = ["--budget", "600", "--seed", "3", "--quiet"]
+    with_outputs, without = tmp_path / "a", tmp_path / "b"
+    assert (
+        run_cli(
+            "arc",
+            "--no-ray",
+            "--split",
+            "train",
+            "--ids",
+            ",".join(ids),
+            "--out",
+            str(with_outputs),
+            *budget,
+        )
+        == 0
+    )
+    folder = _export_without_outputs(tmp_path, ids)
+    assert run_cli("arc", "--no-ray", "--tasks", str(folder), "--out", str(without), *budget) == 0
+    sub_a = json.loads((with_outputs / "submission.json").read_text())
+    sub_b = json.loads((without / "submission.json").read_text())
+    assert sub_a == sub_b
+    rows_b = read_results(without)
+    assert all(r["solved"] is None for r in rows_b)  # unknown, not pretended
+    rows_a = {r["task_id"]: r for r in read_results(with_outputs)}
+    for r in rows_b:
+        assert r["program"] == rows_a[r["task_id"]]["program"]
+        assert r["evaluations"] == rows_a[r["task_id"]]["evaluations"]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--dataset", "arc9"], "invalid choice: 'arc9'"),
+        (["--time-limit", "-3"], "must be a positive number"),
+        (["--limit", "zero"], "expected a whole number"),
+        (["--split", "dev"], "invalid choice: 'dev'"),
+    ],
+)
+def test_bad_flags_are_named(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exc:
+        run_cli("arc", *argv)
+    assert exc.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_unknown_ids_and_missing_task_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_cli("arc", "--no-ray", "--ids", "ffffffff", "--out", str(tmp_path / "x")) == 2
+    assert "--ids: not found" in capsys.readouterr().err
+    assert (
+        run_cli("arc", "--no-ray", "--tasks", str(tmp_path / "nope"), "--out", str(tmp_path / "y"))
+        == 2
+    )
+    assert "does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
+    """A real ``atlas-actors`` process killed mid-run; ``--resume`` finishes the rest."""
+    out = tmp_path / "run"
+    ids = ",".join([*EASY, "007bbfb7", "c8f0f002"])
+    exe = Path(sys.executable).with_name("atlas-actors")
+    cmd = [str(exe), "arc", "--no-ray", "--ids", ids, "--out", str(out), *FAST]
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    log = out / "results.jsonl"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if log.exists() and len(log.read_text().splitlines()) >= 2:
+            break
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    done_before = ResultsLog(out).load()
+    assert 2 <= len(done_before) < 6, "the kill should land mid-run"
+    kept = log.read_bytes()
+    subprocess.run(
+        [*cmd, "--resume"],
+        check=True,
+        timeout=300,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    rows = read_results(out)
+    assert log.read_bytes().startswith(kept), "finished results were rewritten"
+    assert sorted(r["task_id"] for r in rows) == sorted(ids.split(","))
+    assert len(rows) == 6, "a finished task was searched again"
+
+
+def test_default_run_goes_through_the_actor_engine(ray_session: Any, tmp_path: Path) -> None:
+    """Without --no-ray the CLI runs through the Engine (here joining the test session's
+    Ray), with the same answers as the in-process run."""
+    ids = ",".join(EASY[:2])
+    assert (
+        run_cli("arc", "--ids", ids, "--workers", "2", "--out", str(tmp_path / "ray"), *FAST) == 0
+    )
+    assert run_cli("arc", "--no-ray", "--ids", ids, "--out", str(tmp_path / "local"), *FAST) == 0
+    by_ray = {r["task_id"]: r for r in read_results(tmp_path / "ray")}
+    local = {r["task_id"]: r for r in read_results(tmp_path / "local")}
+    assert sorted(by_ray) == sorted(local) == sorted(EASY[:2])
+    for tid, r in by_ray.items():
+        assert r["solved"] is True
+        assert r["program"] == local[tid]["program"]
+        assert r["attempts"] == local[tid]["attempts"]
+    assert json.loads((tmp_path / "ray" / "submission.json").read_text()) == json.loads(
+        (tmp_path / "local" / "submission.json").read_text()
+    )
