@@ -548,6 +548,8 @@ class SWESearch:
             (or ``use_discriminator=False``): values are the verifier's partial score,
             no rollouts, the answer is the best finished node by value.
         config: the paper's settings and the budgets.
+        progress: called after every iteration with the task id and the counters so
+            far (for progress displays; it must not block).
     """
 
     def __init__(
@@ -557,12 +559,15 @@ class SWESearch:
         evaluator: Evaluator,
         discriminator: Discriminator | None = None,
         config: SWESearchConfig | None = None,
+        *,
+        progress: Callable[[str, MCTSStats], object] | None = None,
     ) -> None:
         self.proposer = proposer
         self.stepper = stepper
         self.evaluator = evaluator
         self.config = config or SWESearchConfig()
         self.discriminator = discriminator if self.config.use_discriminator else None
+        self.progress = progress
 
     async def search(
         self, task: Task, *, seed: int = 0, tree_path: str | os.PathLike[str] | None = None
@@ -595,6 +600,16 @@ class SWESearch:
                     run.integrate(node_id, result, iteration)
             run.stats.iterations += 1
             await run.save()
+            if self.progress is not None:
+                self.progress(task.id, run.stats.model_copy())
+            log.debug(
+                "task %s iteration %d: %d nodes, %d expansions, %d test runs",
+                task.id,
+                iteration,
+                len(run.nodes),
+                run.stats.expansions,
+                run.stats.evaluations,
+            )
             if scope.cancelled_caught:
                 stopped = "time"
                 break

@@ -444,8 +444,11 @@ async def test_rejected_action_and_stepper_failure_become_feedback() -> None:
 async def test_expansion_budget_stops_the_search() -> None:
     proposer = RandomEditProposer(["q = 0", "r = 1", "s = 2"], submit_rate=0.0)
     search, _, _ = _search(proposer, max_expansions=3, stop_on_success=False)
+    seen: list[tuple[str, int]] = []
+    search.progress = lambda task_id, stats: seen.append((task_id, stats.expansions))
     result = await search.search(toy_task(START, TARGET), seed=0)
     assert result.stopped == "expansions" and result.stats.expansions == 3
+    assert seen == [("toy", 1), ("toy", 3)]  # the root alone, then a batch of two
 
 
 async def test_time_limit_stops_the_search() -> None:
