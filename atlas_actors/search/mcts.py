@@ -236,7 +236,8 @@ class MCTSStats(_Model):
     """Node expansions (proposer calls on tree nodes) completed."""
     nodes: int = 0
     duplicates: int = 0
-    """Proposals that reached an already-seen state (no node added)."""
+    """Proposals that added no node: they reached an already-seen state (the node's
+    own, for a rejected action) or repeated an action already tried there."""
     failures: int = 0
     """Proposer, stepper and evaluator failures (each is feedback on its node)."""
     evaluations: int = 0
@@ -529,7 +530,15 @@ class _Evaluations:
         self.run = run
 
     async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
-        return [await self.run.verdict(s, {}) for s in solutions]
+        out: list[Outcome] = []
+        for solution in solutions:
+            if solution is None:  # a state-only domain: no key to share a verdict by
+                self.run.stats.evaluations += 1
+                raw = await self.run.search.evaluator.evaluate(task, [solution])
+                out.append(self.run._trim(raw[0]))
+            else:
+                out.append(await self.run.verdict(solution, {}))
+        return out
 
 
 # ----------------------------------------------------------------------- the search
@@ -858,6 +867,7 @@ class _Run:
         cfg = self.cfg
         exp = _Expansion()
         rng = derive_rng(self.seed, "expand", iteration, node_id)
+        k = max(1, min(cfg.children_per_expansion, cfg.max_children - len(node.children)))
         try:
             raw = await call_limited(
                 cfg.call_timeout_s,
@@ -865,7 +875,7 @@ class _Run:
                 self.search.proposer.propose,
                 self.task,
                 view,
-                cfg.children_per_expansion,
+                k,
                 rng,
             )
         except Exception as exc:
@@ -893,7 +903,7 @@ class _Run:
                 continue
             tried.add(akey)
             fresh.append(_Child(proposal=proposal, akey=akey))
-        exp.children = fresh[: cfg.children_per_expansion]
+        exp.children = fresh[:k]
 
         async with anyio.create_task_group() as tg:
             for i, child in enumerate(exp.children):

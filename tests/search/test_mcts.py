@@ -478,6 +478,18 @@ async def test_cost_cap_stops_the_search() -> None:
     assert result.stats.llm_cost == pytest.approx(3.0) and result.stats.llm_calls == 3
 
 
+async def test_a_node_gets_at_most_max_children() -> None:
+    edits = [replace("a = 1", f"a = {i}") for i in range(2, 8)]
+    proposer = ScriptedProposer({START: edits})
+    search, _, _ = _search(
+        proposer, children_per_expansion=5, max_children=2, max_expansions=3, rollout_depth=0
+    )
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    root = result.tree.nodes[0]
+    assert len(root.children) == 2 and root.tried == edits[:2]
+    assert len(proposer.views) == 3  # the root once, then each child (no script: nothing)
+
+
 async def test_a_proposer_with_no_ideas_exhausts_the_tree() -> None:
     search, _, _ = _search(ScriptedProposer({}), parallel_expansions=2)
     result = await search.search(toy_task(START, TARGET), seed=0)
