@@ -57,15 +57,72 @@ class MindEvolutionConfig(_Config):
 
 
 class SWESearchConfig(_Config):
-    """SWE-Search: MCTS with UCT selection and a discriminator value estimate."""
+    """SWE-Search (Antoniades et al. 2024): MCTS with UCT selection and a discriminator
+    value estimate, with the engine's additions (values in [0, 1], a table of seen states
+    across the tree, virtual loss for parallel expansions). Values are normalised to
+    [0, 1], so SWE-Search's penalties (moatless-tree-search's selector, on rewards in
+    [-100, 100]) appear here divided by the reward range of 200."""
 
     max_expansions: int = Field(default=100, ge=1)
+    """Budget: node expansions (one proposer call on one tree node each) per search."""
     ucb_constant: float = Field(default=1.414, ge=0.0)
+    """Exploration constant c of UCT (``Q + c·sqrt(ln N / n)``) or PUCT
+    (``Q + c·P·sqrt(N) / (1 + n)``); sqrt(2), UCB1's constant for values in [0, 1]."""
     max_depth: int = Field(default=20, ge=1)
+    """Nodes at this depth are not expanded (SWE-Search: 20)."""
     rollout_depth: int = Field(default=5, ge=0)
+    """Steps of a rollout from a promising node (0: no rollouts)."""
     use_discriminator: bool = True
+    """Estimate node values (and pick the final answer) with the discriminator; False:
+    values are the verifier's partial score and no rollouts run."""
     discriminator_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
-    """Nodes whose estimate is in the top fraction above this get a full rollout."""
+    """A new node whose value estimate is at least this gets a rollout
+    (``Discriminator.should_rollout``): only the promising nodes pay for one."""
+    time_limit_s: float | None = Field(default=None, gt=0.0)
+    """Budget: seconds of wall time for one ``search`` call (None = no cap). Expansions
+    running when it passes are cut off; what had completed is kept."""
+    max_cost: float | None = Field(default=None, ge=0.0)
+    """Budget: LLM cost of the proposer and the discriminator for this task, in the
+    usage's cost unit (``Usage.cost``, from the configured token prices); checked
+    between iterations, so one iteration may overrun it (None = no cap)."""
+    children_per_expansion: int = Field(default=1, ge=1)
+    """Actions asked from the proposer per expansion (SWE-Search expands one child per
+    iteration; cheap offline proposers want more)."""
+    max_children: int = Field(default=3, ge=1)
+    """Children a node may get over all its expansions (moatless-tree-search's
+    ``max_expansions`` per node: 3)."""
+    parallel_expansions: int = Field(default=4, ge=1)
+    """Nodes selected (with virtual loss), expanded and evaluated at once per iteration,
+    each on whichever environment actor is free (1 = the paper's sequential search)."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Environment calls (transitions, evaluations, rollout steps) in flight at once for
+    this search (None: no limit beyond ``parallel_expansions`` × children). The result
+    does not depend on it."""
+    selection: Literal["uct", "puct"] = "uct"
+    """``uct`` (SWE-Search) or ``puct`` (AlphaZero's rule, with the proposer's priors
+    normalised among siblings)."""
+    virtual_loss: float = Field(default=1.0, ge=0.0)
+    """Visits of value 0 added to a selected node and its ancestors until its expansion
+    is integrated (Chaslot et al. 2008), so parallel selections spread over branches."""
+    depth_penalty: float = Field(default=0.004, ge=0.0)
+    """Subtracted from an option's score as ``depth_penalty·sqrt(depth)`` of the node it
+    leads to (moatless: 0.8·sqrt(depth) on a range of 200)."""
+    duplicate_penalty: float = Field(default=0.125, ge=0.0)
+    """Subtracted as ``duplicate_penalty·d²`` for a node whose expansions reached ``d``
+    already-seen states (moatless: 25·d² on a range of 200)."""
+    repeat_penalty: float = Field(default=0.25, ge=0.0)
+    """Subtracted for a node whose action repeats its parent's action (moatless's
+    duplicate-action penalty: 50 on a range of 200)."""
+    max_failures_per_node: int = Field(default=3, ge=1)
+    """A node whose expansion failed this many times (the proposer raised or answered
+    garbage) is no longer expanded."""
+    stop_on_success: bool = True
+    """Stop as soon as a node's verifier outcome succeeds."""
+    call_timeout_s: float | None = Field(default=900.0, gt=0.0)
+    """Limit for one proposer call, transition, evaluation or value estimate; a call
+    that takes longer becomes feedback on its node (None = no limit)."""
+    max_observation_chars: int = Field(default=4000, ge=100)
+    """Observations and feedback kept per node (in the tree and shown to proposers)."""
 
 
 class RouterConfig(_Config):
