@@ -184,7 +184,12 @@ class EngineConfig(_Config):
     max_retries: int = Field(default=3, ge=0)
     """Retries of idempotent work after an actor died or hung."""
     discriminators: int = Field(default=1, ge=0)
+    """Discriminator actors (value estimates for tree-search nodes; 0: in the searching
+    process)."""
     search: MindEvolutionConfig = Field(default_factory=MindEvolutionConfig)
+    """Mind Evolution settings (tasks whose strategy is ``evolutionary``: ARC)."""
+    mcts: SWESearchConfig = Field(default_factory=SWESearchConfig)
+    """Tree-search settings (tasks whose strategy is ``mcts``: SWE)."""
     seed: int = 0
     llm: LLMConfig | None = None
     """LLM endpoint for the proposers (None: the offline proposers)."""
@@ -212,6 +217,10 @@ class EngineConfig(_Config):
     environment_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per task domain for the environments the actors hold,
     e.g. ``{"arc": {"dataset": "kaggle2025"}}``."""
-    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 1})
+    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 4})
     """Environments (tasks) each actor keeps ready per domain; domains not listed keep
-    64. SWE keeps 1: an actor holds one container at a time."""
+    64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree
+    searches it serves at once (the pool prefers actors that hold a task's container)."""
+    tree_dir: str | None = None
+    """Folder for tree-search trees (``<task id>.json``, written after every iteration
+    and resumed from); None: trees are not saved."""

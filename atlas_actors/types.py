@@ -211,5 +211,8 @@ class TaskResult(_Model):
     feedback: str = ""
     usage: dict[str, float] = Field(default_factory=dict)
     """LLM usage: calls, tokens_in, tokens_out, retries, cost."""
+    stats: dict[str, float] = Field(default_factory=dict)
+    """The search's own counters (tree search: expansions, nodes, duplicates,
+    failures, rollouts, finished nodes, LLM calls)."""
     error: str | None = None
     """Set when the task could not be searched (bad input, infrastructure fault)."""

@@ -11,6 +11,7 @@ their in-flight actor calls).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
@@ -20,16 +21,24 @@ import anyio
 import ray
 
 from atlas_actors.actors.pool import DiscriminatorPool, EnvironmentPool
-from atlas_actors.actors.workers import EnvironmentFactory, ScorerFactory, process_info
+from atlas_actors.actors.workers import (
+    EnvironmentFactory,
+    ScorerFactory,
+    llm_judge_factory,
+    process_info,
+)
 from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
 from atlas_actors.environments.base import Evaluator
 from atlas_actors.errors import AtlasError
-from atlas_actors.search.solve import task_seed
+from atlas_actors.search.solve import task_seed, task_strategy
 from atlas_actors.types import Task, TaskResult
 
 
 class Solver(Protocol):
-    """What the coordinator runs per task (default: ``atlas_actors.search.solve.solve_task``)."""
+    """What the coordinator runs per task (default: ``atlas_actors.search.solve.solve_task``).
+
+    ``options`` are the tree-search settings the default solver takes (``mcts``,
+    ``discriminator``, ``tree_dir``, ``progress``); other solvers may ignore them."""
 
     def __call__(
         self,
@@ -39,13 +48,14 @@ class Solver(Protocol):
         config: MindEvolutionConfig,
         seed: int,
         llm: LLMConfig | None = None,
+        **options: Any,
     ) -> Awaitable[TaskResult]: ...
 
 
 def default_solver() -> Solver:
     from atlas_actors.search.solve import solve_task
 
-    return solve_task
+    return solve_task  # type: ignore[return-value]  # a superset of Solver's keywords
 
 
 class SearchCoordinator:
@@ -76,6 +86,8 @@ class SearchCoordinator:
         )
         self.discriminators: DiscriminatorPool | None = None
         if config.discriminators:
+            if scorer_factory is None and config.llm is not None:
+                scorer_factory = functools.partial(llm_judge_factory, config.llm)
             self.discriminators = DiscriminatorPool(
                 config.discriminators,
                 factory=scorer_factory,
@@ -92,6 +104,8 @@ class SearchCoordinator:
         self.max_concurrent_tasks = config.max_concurrent_tasks or per_worker * workers
         self._limiter: anyio.CapacityLimiter | None = None
         self._running: dict[str, float] = {}
+        self._search_stats: dict[str, dict[str, float]] = {}
+        """Per task: the latest counters of its tree search (running and finished)."""
         self.finished = 0
         self.solved = 0
         self.failed = 0
@@ -117,7 +131,10 @@ class SearchCoordinator:
             started = time.monotonic()
             seed = task_seed(self.config.seed, task.id)
             try:
-                if self.placement == "actors":
+                # a tree search spreads its expansions over the environment actors, so it
+                # runs here whatever the placement; a whole Mind Evolution search can run
+                # inside one actor
+                if self.placement == "actors" and task_strategy(task) != "mcts":
                     result = await self._solve_on_actor(task, seed)
                 else:
                     result = await self._solver_fn()(
@@ -126,6 +143,10 @@ class SearchCoordinator:
                         config=self.config.search,
                         seed=seed,
                         llm=self.config.llm,
+                        mcts=self.config.mcts,
+                        discriminator=self.discriminators,
+                        tree_dir=self.config.tree_dir,
+                        progress=self._note_progress,
                     )
             except Exception as e:
                 result = TaskResult(
@@ -140,6 +161,16 @@ class SearchCoordinator:
         self.solved += bool(result.solved)
         self.failed += result.error is not None
         return result
+
+    def _note_progress(self, task_id: str, stats: Any) -> None:
+        """A tree search's counters after an iteration (read by :meth:`stats`)."""
+        self._search_stats[task_id] = {
+            "expansions": stats.expansions,
+            "nodes": stats.nodes,
+            "evaluations": stats.evaluations,
+            "llm_calls": stats.llm_calls,
+            "llm_cost": stats.llm_cost,
+        }
 
     async def _solve_on_actor(self, task: Task, seed: int) -> TaskResult:
         """The whole search inside one environment actor (retried elsewhere if it dies)."""
@@ -186,6 +217,8 @@ class SearchCoordinator:
         out.update(self.environments.stats())
         if self.discriminators is not None:
             out.update(self.discriminators.stats())
+        for key in ("expansions", "nodes", "llm_calls", "llm_cost"):
+            out[f"tree_{key}"] = sum(s[key] for s in self._search_stats.values())
         return out
 
     async def environment_actors(self) -> list[Any]:

@@ -13,10 +13,13 @@ from typing import Any
 from atlas_actors.cli.common import (
     RunProgress,
     add_engine_flags,
+    add_llm_flags,
+    llm_config,
     positive_float,
     positive_int,
     prepare_out_dir,
     quantile,
+    split_ids,
     write_json_atomic,
 )
 from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
@@ -113,33 +116,7 @@ def add_parser(sub: Any) -> None:
 
     add_engine_flags(arc)
 
-    llm = arc.add_argument_group("LLM proposer (optional)")
-    llm.add_argument(
-        "--llm-base-url",
-        metavar="URL",
-        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM) "
-        "or http://127.0.0.1:11434/v1 (Ollama); without it the offline DSL "
-        "proposer is used",
-    )
-    llm.add_argument("--model", default="default", help="model name at the endpoint")
-    llm.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the API key (default: OPENAI_API_KEY)",
-    )
-    llm.add_argument(
-        "--max-concurrency",
-        type=positive_int,
-        default=16,
-        metavar="N",
-        help="LLM requests in flight at once (default: 16)",
-    )
-    llm.add_argument(
-        "--llm-cache",
-        metavar="DIR",
-        help="on-disk response cache (default: DIR/llm-cache under --out)",
-    )
+    add_llm_flags(arc, offline="the offline DSL proposer")
 
 
 def select_arc_tasks(args: argparse.Namespace) -> list[Task]:
@@ -152,7 +129,7 @@ def select_arc_tasks(args: argparse.Namespace) -> list[Task]:
         tasks = arc_dataset_tasks(args.dataset, args.split)
     tasks.sort(key=lambda t: t.id)
     if args.ids:
-        wanted = [i.strip() for chunk in args.ids for i in chunk.split(",") if i.strip()]
+        wanted = split_ids(args.ids)
         known = {t.id for t in tasks}
         missing = [i for i in wanted if i not in known]
         if missing:
@@ -225,15 +202,7 @@ async def run_arc(args: argparse.Namespace) -> int:
     done = log.load() if args.resume else []
     done_ids = {r.task_id for r in done}
     todo = [t for t in tasks if t.id not in done_ids]
-    llm = None
-    if args.llm_base_url:
-        llm = LLMConfig(
-            base_url=args.llm_base_url,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            max_concurrency=args.max_concurrency,
-            cache_dir=args.llm_cache or str(out_dir / "llm-cache"),
-        )
+    llm = llm_config(args, out_dir)
     config = search_config(args)
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from atlas_actors.config import LLMConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import TaskResult
 
@@ -57,6 +58,54 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run in this process without Ray (one task at a time; for debugging)",
     )
+
+
+def add_llm_flags(p: argparse.ArgumentParser, *, offline: str) -> None:
+    """The flags of an OpenAI-compatible LLM endpoint (``offline``: what runs without)."""
+    llm = p.add_argument_group("LLM (optional)")
+    llm.add_argument(
+        "--llm-base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM) "
+        f"or http://127.0.0.1:11434/v1 (Ollama); without it {offline} is used",
+    )
+    llm.add_argument("--model", default="default", help="model name at the endpoint")
+    llm.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY)",
+    )
+    llm.add_argument(
+        "--max-concurrency",
+        type=positive_int,
+        default=16,
+        metavar="N",
+        help="LLM requests in flight at once (default: 16)",
+    )
+    llm.add_argument(
+        "--llm-cache",
+        metavar="DIR",
+        help="on-disk response cache (default: DIR/llm-cache under --out)",
+    )
+
+
+def llm_config(args: argparse.Namespace, out_dir: Path) -> LLMConfig | None:
+    """The LLM endpoint the flags name, or None without ``--llm-base-url``."""
+    if not args.llm_base_url:
+        return None
+    return LLMConfig(
+        base_url=args.llm_base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        max_concurrency=args.max_concurrency,
+        cache_dir=args.llm_cache or str(out_dir / "llm-cache"),
+    )
+
+
+def split_ids(values: Sequence[str]) -> list[str]:
+    """``--ids`` values (repeatable, comma-separated) as one list."""
+    return [i.strip() for chunk in values for i in chunk.split(",") if i.strip()]
 
 
 class ResultsLog:

@@ -54,6 +54,10 @@ class LocalEvaluator:
         self.transitions = 0
         """Actions applied so far."""
 
+    def holds(self, task: Task) -> bool:
+        """Whether ``task``'s environment is ready here (created and reset)."""
+        return task.id in self._envs
+
     async def environment(self, task: Task) -> MinimalEnvironment:
         """The (cached, reset) environment for ``task``."""
         env = self._envs.get(task.id)

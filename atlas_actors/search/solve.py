@@ -2,34 +2,41 @@
 
 :func:`solve_task` is what the CLI, the :class:`~atlas_actors.actors.Engine` and the
 search coordinator actor run for each task. It names no domain: the task's domain is
-looked up in the registry (:mod:`atlas_actors.environments.registry`) for its proposer
-and its reporter. The search never sees hidden answers: it scores candidates through
-the evaluator (train pairs only, for ARC); the domain's reporter reads the hidden
-answers afterwards, only to report whether the answer was right (``solved`` is None
-when they are unknown).
+looked up in the registry (:mod:`atlas_actors.environments.registry`) for its proposer,
+its reporter and its default strategy — Mind Evolution (``evolutionary``, ARC) or the
+tree search (``mcts``, SWE). The search never sees hidden answers: it scores candidates
+through the evaluator (the environment's ``score``: ARC's train pairs, SWE's visible
+tests); the domain's reporter reads the hidden answers afterwards, only to report
+whether the answer was right (``solved`` is None when they are unknown).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from atlas_actors.config import LLMConfig, MindEvolutionConfig
-from atlas_actors.environments.base import Evaluator, Verifier
-from atlas_actors.environments.registry import get_domain, require_domain
-from atlas_actors.errors import AtlasError
+from atlas_actors.config import LLMConfig, MindEvolutionConfig, SWESearchConfig
+from atlas_actors.environments.base import Evaluator, Stepper, Verifier
+from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
+from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_proposers
-from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, SearchResult
-from atlas_actors.types import Task, TaskResult
+from atlas_actors.search.base import Assessor, Proposer, Scorer
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
+from atlas_actors.types import Candidate, Strategy, Task, TaskResult
+
+ProgressFn = Callable[[str, Any], object]
+"""``progress(task_id, stats)``: called by a tree search after every iteration."""
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None) -> Any:
+def make_proposer(task: Task, llm: LLMConfig | None = None, **options: Any) -> Any:
     """The proposer for one search of ``task``, from its domain's registration: an LLM
     proposer when ``llm`` is given, else the domain's offline proposer."""
-    return require_domain(task.domain).make_proposer(task, llm)
+    return require_domain(task.domain).make_proposer(task, llm, **options)
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -39,10 +46,22 @@ def task_seed(seed: int, task_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
+def tree_file(tree_dir: str | Path, task_id: str) -> Path:
+    """Where a task's search tree is saved: ``<tree_dir>/<task id>.json`` (characters a
+    file name cannot hold become ``_``)."""
+    return Path(tree_dir) / (re.sub(r"[^A-Za-z0-9._-]", "_", task_id) + ".json")
+
+
 async def close_proposers() -> None:
     """Close the proposers shared per process (LLM connection pools); call at the end
     of a run."""
     await close_shared_proposers()
+
+
+def task_strategy(task: Task, spec: DomainSpec | None = None) -> Strategy:
+    """The search a task gets by default: its domain's registered strategy."""
+    spec = spec if spec is not None else get_domain(task.domain)
+    return spec.strategy if spec is not None else "evolutionary"
 
 
 async def solve_task(
@@ -52,9 +71,28 @@ async def solve_task(
     config: MindEvolutionConfig | None = None,
     seed: int = 0,
     llm: LLMConfig | None = None,
-    proposer: Proposer | None = None,
+    proposer: Any = None,
+    strategy: Strategy | None = None,
+    mcts: SWESearchConfig | None = None,
+    discriminator: Scorer | Assessor | None = None,
+    tree_dir: str | Path | None = None,
+    progress: ProgressFn | None = None,
 ) -> TaskResult:
-    """Search ``task`` with Mind Evolution and report the result.
+    """Search ``task`` and report the result.
+
+    Args:
+        evaluator: scores candidates as the search may see them; for a tree search it
+            must also be a :class:`~atlas_actors.environments.base.Stepper` (a
+            ``LocalEvaluator`` or an ``EnvironmentPool``); a
+            :class:`~atlas_actors.environments.base.Verifier` lets the reporter grade
+            the final answer.
+        config: Mind Evolution settings; ``mcts``: tree-search settings.
+        llm: an LLM endpoint for the domain's LLM proposer (None: its offline one).
+        proposer: use this proposer instead of the domain's.
+        strategy: ``evolutionary`` or ``mcts`` (default: the domain's).
+        discriminator: the tree search's value backend (default: test evidence).
+        tree_dir: save tree-search trees there (``<task id>.json``) and resume from them.
+        progress: ``progress(task_id, stats)`` after every tree-search iteration.
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -62,13 +100,18 @@ async def solve_task(
     start = time.monotonic()
     try:
         spec = get_domain(task.domain)
-        if proposer is None:
-            proposer = require_domain(task.domain).make_proposer(task, llm)
-        search = MindEvolutionSearch(proposer, evaluator, config)
-        result = await search.search(task, seed=seed)
-        verifier = evaluator if isinstance(evaluator, Verifier) else None
-        reporter = spec.reporter_fn() if spec is not None else None
-        report = await _report(task, result, reporter, verifier)
+        chosen = strategy or task_strategy(task, spec)
+        if chosen == "mcts":
+            report = await _solve_mcts(
+                task, evaluator, spec, seed, llm, proposer, mcts, discriminator, tree_dir, progress
+            )
+        elif chosen == "evolutionary":
+            report = await _solve_evolutionary(task, evaluator, spec, config, seed, llm, proposer)
+        else:
+            raise ConfigError(
+                f"task {task.id}: strategy {chosen!r} cannot search by itself; "
+                "allowed: 'evolutionary', 'mcts'"
+            )
     except AtlasError as e:
         return TaskResult(
             task_id=task.id,
@@ -76,24 +119,22 @@ async def solve_task(
             error=f"{type(e).__name__}: {e}",
             seconds=time.monotonic() - start,
         )
-    pop_usage = getattr(proposer, "pop_usage", None)
-    if pop_usage is not None:
-        report.usage = dict(pop_usage(task.id).as_dict())
     report.seconds = time.monotonic() - start
     return report
 
 
-def readable(solution: Any) -> str | None:
-    """A solution as text (a domain's reporter may replace it with something better)."""
-    if solution is None or isinstance(solution, str):
-        return solution
-    return json.dumps(solution)
-
-
-async def _report(
-    task: Task, result: SearchResult, reporter: Any, verifier: Verifier | None
+async def _solve_evolutionary(
+    task: Task,
+    evaluator: Evaluator,
+    spec: DomainSpec | None,
+    config: MindEvolutionConfig | None,
+    seed: int,
+    llm: LLMConfig | None,
+    proposer: Proposer | None,
 ) -> TaskResult:
-    best = result.best
+    if proposer is None:
+        proposer = require_domain(task.domain).make_proposer(task, llm)
+    result = await MindEvolutionSearch(proposer, evaluator, config).search(task, seed=seed)
     out = TaskResult(
         task_id=task.id,
         domain=task.domain,
@@ -103,14 +144,99 @@ async def _report(
         seconds=result.seconds,
         strategy="evolutionary",
     )
+    await _finish(task, out, result.best, result.candidates, spec, evaluator)
+    _add_usage(out, proposer, task.id)
+    return out
+
+
+async def _solve_mcts(
+    task: Task,
+    evaluator: Evaluator,
+    spec: DomainSpec | None,
+    seed: int,
+    llm: LLMConfig | None,
+    proposer: Any,
+    config: SWESearchConfig | None,
+    backend: Scorer | Assessor | None,
+    tree_dir: str | Path | None,
+    progress: ProgressFn | None,
+) -> TaskResult:
+    from atlas_actors.search.discriminator import Discriminator
+    from atlas_actors.search.mcts import SWESearch
+
+    if not isinstance(evaluator, Stepper):
+        raise ConfigError(
+            f"task {task.id}: a tree search needs an evaluator that can also step the "
+            f"environment (a Stepper: LocalEvaluator, EnvironmentPool), got "
+            f"{type(evaluator).__name__}"
+        )
+    config = config or SWESearchConfig()
+    if proposer is None:
+        proposer = require_domain(task.domain).make_proposer(task, llm, stepper=evaluator)
+    discriminator = None
+    if config.use_discriminator:
+        discriminator = Discriminator(backend, threshold=config.discriminator_threshold)
+    search = SWESearch(proposer, evaluator, evaluator, discriminator, config, progress=progress)
+    path = tree_file(tree_dir, task.id) if tree_dir is not None else None
+    result = await search.search(task, seed=seed, tree_path=path)
+    stats = result.stats
+    out = TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        evaluations=stats.evaluations,
+        generations=stats.iterations,
+        stopped=result.stopped,
+        seconds=stats.seconds,
+        strategy="mcts",
+        stats={
+            "expansions": stats.expansions,
+            "nodes": stats.nodes,
+            "duplicates": stats.duplicates,
+            "failures": stats.failures,
+            "rollouts": stats.rollouts,
+            "finished": len(result.finished),
+            "llm_calls": stats.llm_calls,
+        },
+    )
+    finished = [c for c in result.finished if c.outcome is not None and c.outcome.success]
+    await _finish(task, out, result.best, finished, spec, evaluator)
+    _add_usage(out, proposer, task.id)
+    if stats.llm_cost:
+        out.usage["cost"] = max(out.usage.get("cost", 0.0), stats.llm_cost)
+    return out
+
+
+async def _finish(
+    task: Task,
+    out: TaskResult,
+    best: Candidate | None,
+    candidates: list[Candidate],
+    spec: DomainSpec | None,
+    evaluator: Evaluator,
+) -> None:
+    """The best candidate into ``out``, then the domain's reporter."""
     if best is None or best.outcome is None:
         out.feedback = "no candidate was evaluated"
-        return out
+        return
     out.solution = best.solution
     out.program = readable(best.solution)
     out.feedback = best.outcome.feedback
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
+    reporter = spec.reporter_fn() if spec is not None else None
     if reporter is not None:
-        await reporter(task, result.candidates, out, verifier)
-    return out
+        verifier = evaluator if isinstance(evaluator, Verifier) else None
+        await reporter(task, candidates, out, verifier)
+
+
+def _add_usage(out: TaskResult, proposer: Any, task_id: str) -> None:
+    pop_usage = getattr(proposer, "pop_usage", None)
+    if pop_usage is not None:
+        out.usage = dict(pop_usage(task_id).as_dict())
+
+
+def readable(solution: Any) -> str | None:
+    """A solution as text (a domain's reporter may replace it with something better)."""
+    if solution is None or isinstance(solution, str):
+        return solution
+    return json.dumps(solution)

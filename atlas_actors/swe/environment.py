@@ -54,6 +54,7 @@ from atlas_actors.swe.grading import (
     failed_report,
     grade_log,
     graded_outcome,
+    hide_fail_to_pass,
     tail,
 )
 from atlas_actors.swe.instances import SWEInstance
@@ -68,6 +69,8 @@ from atlas_actors.swe.workspace import (
 from atlas_actors.types import Outcome, Task
 
 Backend = Literal["docker", "bubblewrap"]
+VisibleTests = Literal["all", "pass_to_pass"]
+"""Which graded tests' results a search sees (``score``); ``verify`` always grades all."""
 
 # swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
 _APPLY_CMDS = (
@@ -101,6 +104,9 @@ class SWEEnvironment(TaskHolder):
             by default the container is reused after a hard reset of the repository
             and killing every leftover process, and replaced after a timeout.
         python_bin: interpreter for the bubblewrap backend (default: this process's).
+        visible_tests: what ``score`` (a search's view) shows: ``"all"`` graded tests
+            (the program-repair setting) or only ``"pass_to_pass"`` (SWE-bench's: the
+            tests that check the fix stay hidden until the final ``verify``).
     """
 
     def __init__(
@@ -119,9 +125,15 @@ class SWEEnvironment(TaskHolder):
         output_limit_bytes: int = 20_000_000,
         fresh_container_per_verify: bool = False,
         python_bin: str | None = None,
+        visible_tests: VisibleTests = "all",
     ) -> None:
         if backend not in ("docker", "bubblewrap"):
             raise ConfigError(f"backend={backend!r}: allowed values are 'docker', 'bubblewrap'")
+        if visible_tests not in ("all", "pass_to_pass"):
+            raise ConfigError(
+                f"visible_tests={visible_tests!r}: allowed values are 'all', 'pass_to_pass'"
+            )
+        self.visible_tests: VisibleTests = visible_tests
         for name, value in (
             ("eval_timeout_s", eval_timeout_s),
             ("command_timeout_s", command_timeout_s),
@@ -426,8 +438,14 @@ class SWEEnvironment(TaskHolder):
     # ---------------------------------------------------------------- verify
 
     async def score(self, solutions: Sequence[Any]) -> list[Outcome]:
-        """Verify each patch (the search's fitness is ``partial_score``)."""
-        return [await self.verify(s) for s in solutions]
+        """What a search may see of each patch's verdict (its fitness is
+        ``partial_score``): everything with ``visible_tests="all"`` (program repair: the
+        failing tests come with the bug); with ``"pass_to_pass"`` (SWE-bench's protocol)
+        the FAIL_TO_PASS results are hidden, so the search sees only regressions."""
+        outcomes = [await self.verify(s) for s in solutions]
+        if self.visible_tests == "all":
+            return outcomes
+        return [hide_fail_to_pass(o) for o in outcomes]
 
     async def verify(self, solution: Any) -> Outcome:
         """Apply ``solution`` (a patch) on a clean tree, run the eval script, grade it."""
