@@ -43,10 +43,15 @@ sides have, so a missing component neither helps nor hurts):
 - size: closeness of the mean grid areas;
 - ops: Jaccard of the DSL ops of the solving program (only when both sides have one).
 
-Closeness of two non-negative numbers is ``min/max`` (1 when both are 0). The floor 0.55
-is the raw similarity of a typical unrelated pair of ARC-AGI-1 training tasks (their
-median raw similarity is about 0.6), so unrelated tasks land near 0 while a re-coloured
-or transposed copy stays well above it.
+Closeness of two non-negative numbers is ``min/max`` (1 when both are 0). Most of these
+statistics are shared by any two ARC tasks (same-shape grids, few colours, background 0):
+the raw similarity of two different ARC-AGI-1 training tasks has a median of 0.48, so the
+floor 0.55 maps the typical unrelated pair to 0. Measured over all 159,600 ordered pairs
+of the 400 training tasks: median 0, 90th percentile 0.32, 99th 0.61 (1.1% at 0.6 or
+more); a re-coloured copy of a task (colours permuted, background kept): median 0.89,
+10th percentile 0.81. The statistics barely see orientation, so a transposed or mirrored
+copy of a square task is close to 0.99; one whose grids are not square scores lower
+(a transposed 13x5 -> 6x5 task: 0.69).
 
 **SWE**::
 
