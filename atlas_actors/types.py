@@ -226,7 +226,7 @@ class RoutingDecision(_Model):
     reason: str = ""
     """One line: which rule fired and on what evidence."""
     similarity: float = Field(default=0.0, ge=0.0, le=1.0)
-    """Highest similarity to a remembered experience (0 without memory)."""
+    """Highest similarity to a remembered successful experience (0 without memory)."""
     experiences: list[Experience] = Field(default_factory=list)
     """Remembered experiences the strategy may start from, most similar first."""
     similarities: list[float] = Field(default_factory=list)

@@ -200,6 +200,9 @@ def test_other_bad_files(tmp_path: Path) -> None:
     folder.mkdir()
     with pytest.raises(CorruptMemoryError, match="is not a file"):
         MemorySystem(folder)
+    with pytest.raises(CorruptMemoryError, match="is not a file"):
+        MemorySystem(folder, reset=True)  # a folder is never moved aside
+    assert folder.is_dir()
 
 
 def test_reset_moves_the_bad_file_aside_and_starts_fresh(
