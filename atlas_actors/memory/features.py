@@ -6,10 +6,13 @@ A domain registers a :class:`DomainFeatures` under its name (:func:`register_fea
   solution, when one is known). ``hindsight`` is True when the task is a remembered one
   (its features may use what is known after the fact, e.g. a SWE gold patch) and False
   for a task being solved now (only what a solver may see).
-* ``prepare(features)`` -> an in-memory form the similarity reads fast (cached by the
-  store, so it runs once per stored experience and process).
-* ``similarity(query, candidates)`` -> one similarity in [0, 1] per candidate (a batch,
-  so a domain may weigh terms by how common they are among the candidates).
+* ``prepare(features)`` -> an in-memory form the similarity reads fast, and
+  ``stack(prepared list)`` -> a batch of them (``list`` by default; ARC stacks numpy
+  arrays), ``extend(batch, more)`` -> a longer batch. The store caches the batch, so
+  each stored experience is prepared once per process.
+* ``similarity(prepared query, batch)`` -> one similarity in [0, 1] per candidate (a
+  batch, so a domain may vectorise, or weigh terms by how common they are among the
+  candidates).
 * ``content(task)`` -> the task's canonical content, hashed into its **fingerprint**: two
   tasks with the same content under other ids are exact repeats.
 
@@ -37,11 +40,12 @@ sides have, so a missing component neither helps nor hurts):
 - objects: counts and mean sizes of 4-connected single-colour objects in inputs and
   outputs and whether outputs have more, fewer or as many objects;
 - symmetry: agreement of the shares of grids that are left-right, up-down, 180° and
-  diagonally symmetric, inputs and outputs;
+  diagonally symmetric and of their uniform rows and columns, inputs and outputs;
 - change: share of cells changed (same-shape pairs), densities, and whether the output
   only paints background, only recolours, or keeps the input;
-- size: closeness of the mean grid areas;
-- ops: Jaccard of the DSL ops of the solving program (only when both sides have one).
+- size: closeness of the mean heights and widths of inputs and outputs;
+- ops: Jaccard of the ops of the solving program (DSL JSON: its op names; Python: the
+  names it calls), only when both sides have one (a task being solved has none).
 
 Closeness of two non-negative numbers is ``min/max`` (1 when both are 0). Most of these
 statistics are shared by any two ARC tasks (same-shape grids, few colours, background 0):
@@ -58,13 +62,15 @@ copy of a square task is close to 0.99; one whose grids are not square scores lo
     similarity = (0.25 repo + 0.20 files + 0.15 tests + 0.10 exceptions + 0.30 text)
                  / (sum of weights present)
 
+A component is absent when neither side has its data (no repository, no files, no
+failing tests, no exception named): sparse tasks are compared on what they have.
+
 - repo: 1 for the same repository, 0.2 for the same owner, else 0;
 - files: Jaccard of path tokens (directories and module stems, ``test_`` stripped) of the
   failing tests' files, the test patch's files and the solution's files (a remembered
   task: the winning patch, or the gold patch when no patch is known);
 - tests: mean of the Jaccard of the failing test ids and of their name words;
-- exceptions: Jaccard of the exception types named in the problem statement (dropped
-  when neither names one);
+- exceptions: Jaccard of the exception types named in the problem statement;
 - text: TF-IDF cosine of the problem statements (words and identifier parts, English
   stop words removed; IDF smoothed over the query and the candidates).
 
@@ -910,30 +916,34 @@ def _swe_extract(task: Task, solution: Any, hindsight: bool) -> Features:
     }
 
 
-def _swe_similarity(query: Any, candidates: Sequence[Any]) -> list[float]:
+def _known_jaccard(a: Sequence[Any], b: Sequence[Any]) -> float | None:
+    """Jaccard, or None (no evidence) when both sides are empty."""
+    return jaccard(a, b) if a or b else None
+
+
+def _swe_similarity(query: Features, candidates: Sequence[Features]) -> list[float]:
     texts = tfidf_cosines(query.get("terms", {}), [c.get("terms", {}) for c in candidates])
     out = []
     qrepo = str(query.get("repo", ""))
+    qowner = qrepo.split("/")[0]
     for c, text in zip(candidates, texts, strict=True):
         crepo = str(c.get("repo", ""))
-        repo = (
-            1.0
-            if qrepo and qrepo == crepo
-            else 0.2
-            if qrepo.split("/")[0] and qrepo.split("/")[0] == crepo.split("/")[0]
-            else 0.0
-        )
-        qe, ce = query.get("exceptions", []), c.get("exceptions", [])
+        repo: float | None = None  # unknown on either side: no evidence
+        if qrepo and crepo:
+            repo = 1.0 if qrepo == crepo else 0.2 if qowner == crepo.split("/")[0] else 0.0
+        tests = [
+            x
+            for x in (
+                _known_jaccard(query.get("tests", []), c.get("tests", [])),
+                _known_jaccard(query.get("test_words", []), c.get("test_words", [])),
+            )
+            if x is not None
+        ]
         parts: dict[str, float | None] = {
             "repo": repo,
-            "files": jaccard(query.get("files", []), c.get("files", [])),
-            "tests": _mean(
-                [
-                    jaccard(query.get("tests", []), c.get("tests", [])),
-                    jaccard(query.get("test_words", []), c.get("test_words", [])),
-                ]
-            ),
-            "exceptions": jaccard(qe, ce) if qe or ce else None,
+            "files": _known_jaccard(query.get("files", []), c.get("files", [])),
+            "tests": _mean(tests) if tests else None,
+            "exceptions": _known_jaccard(query.get("exceptions", []), c.get("exceptions", [])),
             "text": text,
         }
         out.append(weighted(parts, SWE_WEIGHTS))

@@ -224,6 +224,15 @@ def test_swe_features() -> None:
     ]
 
 
+def test_sparse_swe_tasks_compare_on_what_they_have() -> None:
+    def bare(description: str) -> dict[str, Any]:
+        return task_features(Task(id="x", domain="swe", description=description))
+
+    wrap = bare("wrap() breaks lines that fit exactly")
+    assert similarity("swe", wrap, bare("Division by zero escapes as ZeroDivisionError")) < 0.05
+    assert similarity("swe", wrap, bare("wrap() breaks lines of exactly width characters")) > 0.4
+
+
 # ------------------------------------------------------------------------------ registry
 
 
