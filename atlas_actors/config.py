@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_actors.types import Strategy
+
 
 class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -126,11 +128,24 @@ class SWESearchConfig(_Config):
 
 
 class RouterConfig(_Config):
-    """Task routing."""
+    """Task routing (``EnhancedTaskRouter``; the rules are in ``search/router.py``)."""
 
     similarity_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    """A successful experience at least this similar is adapted (rule 1)."""
     use_domain_routing: bool = True
-    default_strategy: str = "evolutionary"
+    """Route by the task's domain (rule 3) when memory decides nothing."""
+    default_strategy: Strategy = "evolutionary"
+    """The strategy of a task no rule routes."""
+    strategy_match_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    """Rule 2: successful experiences at least this similar vote on the strategy."""
+    strategy_match_min: int = Field(default=2, ge=1)
+    """Rule 2: a strategy match needs at least this many voters, all agreeing."""
+    strategy_match_votes: int = Field(default=3, ge=1)
+    """Rule 2: the most similar successful experiences that vote (at most this many)."""
+    max_experiences: int = Field(default=5, ge=0)
+    """Experiences handed to the chosen strategy (the most similar successful ones)."""
+    min_seed_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Experiences less similar than this are not handed to the strategy."""
 
 
 class LLMConfig(_Config):
