@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from atlas_actors.environments.arc import dataset_task_ids, load_arc_task
+from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.memory import MemorySystem
 from atlas_actors.types import Experience, Outcome, Task
 

@@ -387,7 +387,7 @@ _WORDS = 4
 
 
 def _arc_grids(task: Task) -> tuple[list[tuple[_Grid, _Grid]], list[_Grid]]:
-    from atlas_actors.environments.arc import load_arc_task
+    from atlas_actors.arc.environment import load_arc_task
 
     data = load_arc_task(task)
     train = [(np.asarray(i, np.int64), np.asarray(o, np.int64)) for i, o in data.train]
@@ -871,7 +871,7 @@ def path_tokens(paths: Iterable[str]) -> list[str]:
 
 
 def _swe_fields(task: Task) -> dict[str, Any]:
-    from atlas_actors.environments.swe_instances import SWEInstance
+    from atlas_actors.swe.instances import SWEInstance
 
     try:
         return SWEInstance.from_task(task).model_dump()

@@ -12,8 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from atlas_actors.environments.arc import dataset_task_ids, load_arc_task
-from atlas_actors.environments.swe_instances import EXAMPLES_DIR, example_names, parse_instance
+from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.memory import (
     MAX_FEATURE_SIMILARITY,
     MemorySystem,
@@ -24,6 +23,7 @@ from atlas_actors.memory import (
     task_fingerprint,
 )
 from atlas_actors.memory import features as F
+from atlas_actors.swe.instances import EXAMPLES_DIR, example_names, parse_instance
 from atlas_actors.types import Experience, Outcome, Task
 
 ARC_IDS = ["007bbfb7", "0d3d703e", "1cf80156", "3c9b0459", "6150a2bd", "a85d4709"]

@@ -17,7 +17,6 @@ from typing import Any
 
 import anyio
 import pytest
-from _memory_workers import make_experience, write_forever, write_many
 
 from atlas_actors.errors import AtlasError, ConfigError, CorruptMemoryError
 from atlas_actors.memory import (
@@ -27,6 +26,7 @@ from atlas_actors.memory import (
     register_features,
 )
 from atlas_actors.types import Experience, Outcome, Task, TaskResult
+from tests.helpers.memory_workers import make_experience, write_forever, write_many
 
 SPAWN = multiprocessing.get_context("spawn")
 
