@@ -232,6 +232,9 @@ class EngineConfig(_Config):
     environment_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per task domain for the environments the actors hold,
     e.g. ``{"arc": {"dataset": "kaggle2025"}}``."""
+    proposer_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options per task domain for the domain's proposer factory, e.g.
+    ``{"swe": {"mode": "hybrid"}}``."""
     environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 4})
     """Environments (tasks) each actor keeps ready per domain; domains not listed keep
     64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree

@@ -147,6 +147,7 @@ class SearchCoordinator:
                         discriminator=self.discriminators,
                         tree_dir=self.config.tree_dir,
                         progress=self._note_progress,
+                        proposer_options=self.config.proposer_options.get(task.domain, {}),
                     )
             except Exception as e:
                 result = TaskResult(

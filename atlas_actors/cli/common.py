@@ -203,13 +203,14 @@ class RunProgress:
             MofNCompleteColumn(),
             TextColumn("solved {task.fields[solved]}"),
             TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[note]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
             disable=console.quiet,
         )
         self.task = self.bar.add_task(
-            "tasks", total=total, completed=already, solved=self._solved(), rate=""
+            "tasks", total=total, completed=already, solved=self._solved(), rate="", note=""
         )
 
     def _solved(self) -> str:
@@ -222,6 +223,10 @@ class RunProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(None, None, None)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` after the rate (e.g. a search's running counters)."""
+        self.bar.update(self.task, note=text)
 
     def __call__(self, result: TaskResult) -> None:
         self.new += 1

@@ -77,6 +77,7 @@ async def solve_task(
     discriminator: Scorer | Assessor | None = None,
     tree_dir: str | Path | None = None,
     progress: ProgressFn | None = None,
+    proposer_options: dict[str, Any] | None = None,
 ) -> TaskResult:
     """Search ``task`` and report the result.
 
@@ -93,6 +94,7 @@ async def solve_task(
         discriminator: the tree search's value backend (default: test evidence).
         tree_dir: save tree-search trees there (``<task id>.json``) and resume from them.
         progress: ``progress(task_id, stats)`` after every tree-search iteration.
+        proposer_options: keyword options for the domain's proposer factory.
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -102,11 +104,15 @@ async def solve_task(
         spec = get_domain(task.domain)
         chosen = strategy or task_strategy(task, spec)
         if chosen == "mcts":
+            if proposer is None:
+                proposer = make_proposer(task, llm, stepper=evaluator, **(proposer_options or {}))
             report = await _solve_mcts(
-                task, evaluator, spec, seed, llm, proposer, mcts, discriminator, tree_dir, progress
+                task, evaluator, spec, seed, proposer, mcts, discriminator, tree_dir, progress
             )
         elif chosen == "evolutionary":
-            report = await _solve_evolutionary(task, evaluator, spec, config, seed, llm, proposer)
+            if proposer is None:
+                proposer = make_proposer(task, llm, **(proposer_options or {}))
+            report = await _solve_evolutionary(task, evaluator, spec, config, seed, proposer)
         else:
             raise ConfigError(
                 f"task {task.id}: strategy {chosen!r} cannot search by itself; "
@@ -129,11 +135,8 @@ async def _solve_evolutionary(
     spec: DomainSpec | None,
     config: MindEvolutionConfig | None,
     seed: int,
-    llm: LLMConfig | None,
-    proposer: Proposer | None,
+    proposer: Proposer,
 ) -> TaskResult:
-    if proposer is None:
-        proposer = require_domain(task.domain).make_proposer(task, llm)
     result = await MindEvolutionSearch(proposer, evaluator, config).search(task, seed=seed)
     out = TaskResult(
         task_id=task.id,
@@ -154,7 +157,6 @@ async def _solve_mcts(
     evaluator: Evaluator,
     spec: DomainSpec | None,
     seed: int,
-    llm: LLMConfig | None,
     proposer: Any,
     config: SWESearchConfig | None,
     backend: Scorer | Assessor | None,
@@ -171,8 +173,6 @@ async def _solve_mcts(
             f"{type(evaluator).__name__}"
         )
     config = config or SWESearchConfig()
-    if proposer is None:
-        proposer = require_domain(task.domain).make_proposer(task, llm, stepper=evaluator)
     discriminator = None
     if config.use_discriminator:
         discriminator = Discriminator(backend, threshold=config.discriminator_threshold)

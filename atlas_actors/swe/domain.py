@@ -6,19 +6,38 @@ when a SWE task is searched).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from atlas_actors.config import LLMConfig
-from atlas_actors.environments.base import Verifier
+from atlas_actors.environments.base import Stepper, Verifier
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import Candidate, Task, TaskResult
 
+ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
 
-def make_proposer(task: Task, llm: LLMConfig | None = None) -> Any:
-    """The action proposer for one tree search of a SWE task."""
+
+def make_proposer(
+    task: Task,
+    llm: LLMConfig | None = None,
+    *,
+    stepper: Stepper | None = None,
+    mode: ProposerMode = "auto",
+) -> Any:
+    """The action proposer for one tree search of a SWE task.
+
+    ``mode``: ``offline`` (the repair operators), ``llm`` (needs ``llm``), ``hybrid``
+    (both, into one tree), ``auto`` (``llm`` when ``llm`` is given, else ``offline``).
+    ``stepper`` lets the proposer look at the repository (the LLM's views and searches;
+    the offline proposer's fault localisation)."""
+    if mode not in ("auto", "offline", "llm", "hybrid"):
+        raise ConfigError(f"mode={mode!r}: allowed 'auto', 'offline', 'llm', 'hybrid'")
+    if mode == "auto":
+        mode = "llm" if llm is not None else "offline"
+    if mode in ("llm", "hybrid") and llm is None:
+        raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
     raise ConfigError(
-        f"task {task.id}: no proposer for SWE tasks is available yet; grade patches made "
-        "elsewhere with `atlas-actors swe-eval`"
+        f"task {task.id}: the {mode} SWE proposer is not available in this build; grade "
+        "patches made elsewhere with `atlas-actors swe-eval`"
     )
 
 
