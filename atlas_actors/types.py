@@ -261,6 +261,8 @@ class TaskResult(_Model):
     feedback: str = ""
     usage: dict[str, float] = Field(default_factory=dict)
     """LLM usage: calls, tokens_in, tokens_out, retries, cost."""
+    routing: dict[str, Any] | None = None
+    """The router's decision: ``strategy``, ``rule``, ``similarity``, ``reason``."""
     stats: dict[str, float] = Field(default_factory=dict)
     """The search's own counters (tree search: expansions, nodes, duplicates,
     failures, rollouts, finished nodes, LLM calls)."""

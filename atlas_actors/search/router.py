@@ -15,9 +15,9 @@ The router asks memory for the successful experiences most similar to the task
    object structure (1.1% of the pairs of different ARC-AGI-1 training tasks get there; a
    re-coloured copy of a task gets 0.89 in the median), and two SWE tasks share their
    repository and most of their files, tests or wording.
-3. **domain**: with ``use_domain_routing``, the domain's default strategy from the table
-   (:data:`DOMAIN_STRATEGIES`: ``arc`` → ``evolutionary``, ``swe`` → ``mcts``; a domain
-   adds its own with :func:`register_domain_strategy`, or a router takes a mapping).
+3. **domain**: with ``use_domain_routing``, the strategy the task's domain registered
+   (:func:`~atlas_actors.environments.registry.register_domain`: ``arc`` →
+   ``evolutionary``, ``swe`` → ``mcts``), or one a router is given as a mapping.
 4. **default**: ``default_strategy`` (``evolutionary``).
 
 Whatever the rule, the decision carries the successful experiences at least
@@ -32,13 +32,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, get_args
 
 from atlas_actors.config import RouterConfig
+from atlas_actors.environments.registry import get_domain
 from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.types import Experience, RoutingDecision, Strategy, Task
 
 log = logging.getLogger(__name__)
-
-DOMAIN_STRATEGIES: dict[str, Strategy] = {"arc": "evolutionary", "swe": "mcts"}
-"""Default strategy of each domain (rule 3); extend with :func:`register_domain_strategy`."""
 
 _STRATEGIES: tuple[str, ...] = get_args(Strategy)
 _REUSE: dict[str, Strategy] = {"adapt": "direct", "direct": "direct"}
@@ -49,11 +47,6 @@ def _strategy(value: Any, where: str) -> Strategy:
     if value not in _STRATEGIES:
         raise ConfigError(f"{where}: strategy must be one of {list(_STRATEGIES)}, got {value!r}")
     return value  # type: ignore[no-any-return]
-
-
-def register_domain_strategy(domain: str, strategy: Strategy) -> None:
-    """Make ``strategy`` the default of ``domain`` for every router (rule 3)."""
-    DOMAIN_STRATEGIES[domain] = _strategy(strategy, f"domain {domain!r}")
 
 
 class ExperienceSource(Protocol):
@@ -72,8 +65,8 @@ class EnhancedTaskRouter:
     """Routes tasks by similar past experience, then by domain (see the module docstring).
 
     ``memory`` may be given here or per call (``route(task, memory)``); without either
-    the router decides by domain alone. ``domain_strategies`` overrides and extends
-    :data:`DOMAIN_STRATEGIES` for this router.
+    the router decides by domain alone. ``domain_strategies`` overrides the domains'
+    registered strategies for this router.
     """
 
     def __init__(
@@ -91,8 +84,12 @@ class EnhancedTaskRouter:
         }
 
     def domain_strategy(self, domain: str) -> Strategy | None:
-        """The default strategy of ``domain``, if the table has one."""
-        return self._domains.get(domain, DOMAIN_STRATEGIES.get(domain))
+        """The default strategy of ``domain``: this router's mapping, else the one the
+        domain registered, else None (unknown domain)."""
+        if domain in self._domains:
+            return self._domains[domain]
+        spec = get_domain(domain)
+        return spec.strategy if spec is not None else None
 
     def _k(self) -> int:
         return max(self.config.max_experiences, self.config.strategy_match_votes, 1)

@@ -25,9 +25,10 @@ from atlas_actors.environments.base import Evaluator, Stepper, Verifier
 from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
 from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_proposers
-from atlas_actors.search.base import Assessor, Proposer, Scorer
+from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
+from atlas_actors.search.direct import DirectResult, DirectSolver, SeededProposer
 from atlas_actors.search.mind_evolution import MindEvolutionSearch
-from atlas_actors.types import Candidate, Strategy, Task, TaskResult
+from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
 
 ProgressFn = Callable[[str, Any], object]
 """``progress(task_id, stats)``: called by a tree search after every iteration."""
@@ -78,6 +79,7 @@ async def solve_task(
     tree_dir: str | Path | None = None,
     progress: ProgressFn | None = None,
     proposer_options: dict[str, Any] | None = None,
+    routing: RoutingDecision | None = None,
 ) -> TaskResult:
     """Search ``task`` and report the result.
 
@@ -95,6 +97,11 @@ async def solve_task(
         tree_dir: save tree-search trees there (``<task id>.json``) and resume from them.
         progress: ``progress(task_id, stats)`` after every tree-search iteration.
         proposer_options: keyword options for the domain's proposer factory.
+        routing: the router's decision (see :class:`~atlas_actors.search.router.
+            EnhancedTaskRouter`): ``adapt``/``direct`` first try the remembered solutions
+            (:class:`~atlas_actors.search.direct.DirectSolver`) and hand over to the
+            domain's search when none succeeds; the remembered solutions also seed that
+            search (Mind Evolution's ``memory_init_fraction``, the tree's first children).
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -103,21 +110,46 @@ async def solve_task(
     try:
         spec = get_domain(task.domain)
         chosen = strategy or task_strategy(task, spec)
-        if chosen == "mcts":
+        if routing is not None and strategy is None:
+            chosen = routing.strategy
+        remembered = _remembered(task, routing)
+        search = chosen if chosen in ("evolutionary", "mcts") else task_strategy(task, spec)
+        if search == "mcts":
             if proposer is None:
                 proposer = make_proposer(task, llm, stepper=evaluator, **(proposer_options or {}))
+        elif search == "evolutionary":
+            if proposer is None:
+                proposer = make_proposer(task, llm, **(proposer_options or {}))
+        else:
+            raise ConfigError(
+                f"task {task.id}: strategy {search!r} cannot search by itself; "
+                "allowed: 'evolutionary', 'mcts'"
+            )
+        direct: DirectResult | None = None
+        if chosen in ("adapt", "direct") and remembered:
+            direct = await DirectSolver(proposer=proposer).solve(
+                task, evaluator, remembered, seed=seed
+            )
+            if direct.solved:
+                report = await _direct_report(task, direct, chosen, spec, evaluator)
+                return _routed(report, routing, start)
+        if search == "mcts":
+            seeds = [_patch_action(e.solution) for e in remembered if isinstance(e.solution, str)]
+            if seeds:
+                proposer = SeededProposer(proposer, seeds)
             report = await _solve_mcts(
                 task, evaluator, spec, seed, proposer, mcts, discriminator, tree_dir, progress
             )
-        elif chosen == "evolutionary":
-            if proposer is None:
-                proposer = make_proposer(task, llm, **(proposer_options or {}))
-            report = await _solve_evolutionary(task, evaluator, spec, config, seed, proposer)
         else:
-            raise ConfigError(
-                f"task {task.id}: strategy {chosen!r} cannot search by itself; "
-                "allowed: 'evolutionary', 'mcts'"
+            initial = [e.solution for e in remembered]
+            if direct is not None and direct.best is not None:
+                initial.insert(0, direct.best.solution)
+            report = await _solve_evolutionary(
+                task, evaluator, spec, config, seed, proposer, initial
             )
+        if direct is not None:
+            report.evaluations += direct.evaluations
+            report.stats["direct_evaluations"] = direct.evaluations
     except AtlasError as e:
         return TaskResult(
             task_id=task.id,
@@ -125,8 +157,59 @@ async def solve_task(
             error=f"{type(e).__name__}: {e}",
             seconds=time.monotonic() - start,
         )
+    return _routed(report, routing, start)
+
+
+def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]:
+    """The routing's successful experiences of ``task``'s domain that have a solution."""
+    if routing is None:
+        return []
+    return [
+        e
+        for e in routing.experiences
+        if e.success and e.domain == task.domain and e.solution is not None
+    ]
+
+
+def _patch_action(patch: str) -> ProposedAction:
+    return ProposedAction(
+        action={"kind": "apply_patch", "patch": patch},
+        label="a remembered patch",
+        source="memory",
+    )
+
+
+def _routed(report: TaskResult, routing: RoutingDecision | None, start: float) -> TaskResult:
+    """``report`` with the routing decision and the total time."""
+    if routing is not None:
+        report.routing = {
+            "strategy": routing.strategy,
+            "rule": routing.rule,
+            "similarity": routing.similarity,
+            "reason": routing.reason,
+        }
     report.seconds = time.monotonic() - start
     return report
+
+
+async def _direct_report(
+    task: Task,
+    direct: DirectResult,
+    strategy: Strategy,
+    spec: DomainSpec | None,
+    evaluator: Evaluator,
+) -> TaskResult:
+    out = TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        evaluations=direct.evaluations,
+        stopped="success",
+        seconds=direct.seconds,
+        strategy=strategy,
+        stats={"direct_evaluations": direct.evaluations, "experiences": direct.experiences},
+    )
+    await _finish(task, out, direct.best, direct.candidates, spec, evaluator)
+    return out
 
 
 async def _solve_evolutionary(
@@ -136,8 +219,10 @@ async def _solve_evolutionary(
     config: MindEvolutionConfig | None,
     seed: int,
     proposer: Proposer,
+    initial: list[Any],
 ) -> TaskResult:
-    result = await MindEvolutionSearch(proposer, evaluator, config).search(task, seed=seed)
+    search = MindEvolutionSearch(proposer, evaluator, config)
+    result = await search.search(task, seed=seed, initial=initial)
     out = TaskResult(
         task_id=task.id,
         domain=task.domain,

@@ -11,10 +11,10 @@ import pytest
 from pydantic import ValidationError
 
 from atlas_actors.config import RouterConfig
+from atlas_actors.environments import PassthroughEnvironment, register_domain, unregister_domain
 from atlas_actors.errors import ConfigError, MemoryStoreError
 from atlas_actors.memory import MemorySystem
-from atlas_actors.search import router as router_module
-from atlas_actors.search.router import EnhancedTaskRouter, register_domain_strategy
+from atlas_actors.search.router import EnhancedTaskRouter
 from atlas_actors.types import Experience, Outcome, Strategy, Task
 
 
@@ -147,18 +147,18 @@ def test_a_failing_memory_does_not_stop_routing(caplog: pytest.LogCaptureFixture
     assert d.strategy == "evolutionary" and "disk gone" in caplog.text
 
 
-def test_domains_extend_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(router_module, "DOMAIN_STRATEGIES", dict(router_module.DOMAIN_STRATEGIES))
+def test_the_domain_rule_reads_the_registry() -> None:
     task = Task(id="t", domain="essay")
     assert EnhancedTaskRouter().route_sync(task).rule == "default"
     own = EnhancedTaskRouter(domain_strategies={"essay": "direct", "swe": "evolutionary"})
     assert own.route_sync(task).strategy == "direct"
     assert own.route_sync(Task(id="s", domain="swe")).strategy == "evolutionary"
-    register_domain_strategy("essay", "mcts")
-    d = EnhancedTaskRouter().route_sync(task)
-    assert (d.strategy, d.rule) == ("mcts", "domain")
-    with pytest.raises(ConfigError, match="strategy must be one of"):
-        register_domain_strategy("essay", "guess")  # type: ignore[arg-type]
+    register_domain("essay", environment=PassthroughEnvironment, strategy="mcts")
+    try:
+        d = EnhancedTaskRouter().route_sync(task)
+        assert (d.strategy, d.rule) == ("mcts", "domain")
+    finally:
+        unregister_domain("essay")
     with pytest.raises(ConfigError, match="domain_strategies\\['x'\\]"):
         EnhancedTaskRouter(domain_strategies={"x": "guess"})  # type: ignore[dict-item]
     with pytest.raises(ValidationError, match="default_strategy"):
