@@ -303,6 +303,13 @@ class SWEEnvironment(TaskHolder):
                 "steps": self._steps,
             }
 
+    @staticmethod
+    def solution_of(state: dict[str, Any]) -> str:
+        """The solution a state stands for: its cumulative patch (what ``verify`` takes;
+        a ``LocalEvaluator`` stepping this environment hands it to the search)."""
+        patch = state.get("patch", "")
+        return patch if isinstance(patch, str) else ""
+
     async def set_state(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`get_state` result: a clean tree with its patch applied."""
         patch = state.get("patch", "")

@@ -127,6 +127,14 @@ def test_implements_the_environment_protocols() -> None:
     assert isinstance(env, InteractiveEnvironment) and isinstance(env, ScoringEnvironment)
 
 
+def test_a_state_stands_for_its_patch() -> None:
+    from atlas_actors.environments.local import solution_of
+
+    env = SWEEnvironment()
+    assert solution_of(env, {"instance_id": "x", "patch": "diff", "steps": 2}) == "diff"
+    assert env.solution_of({}) == ""
+
+
 async def test_constructor_and_not_ready() -> None:
     with pytest.raises(ConfigError, match="'docker', 'bubblewrap'"):
         SWEEnvironment(backend="podman")  # type: ignore[arg-type]
