@@ -32,7 +32,7 @@ from typing import Any
 
 from atlas_actors.config import LLMConfig
 from atlas_actors.llm.client import LLMClient
-from atlas_actors.llm.usage import Usage
+from atlas_actors.llm.usage import Usage, UsageLedger
 from atlas_actors.resources import AsyncResource
 from atlas_actors.search.base import ValueEstimate
 from atlas_actors.types import Candidate, Outcome, Task
@@ -234,7 +234,7 @@ def judge_messages(task: Task, candidate: Candidate, max_patch_chars: int) -> li
     ]
 
 
-class LLMJudge(AsyncResource):
+class LLMJudge(UsageLedger, AsyncResource):
     """SWE-Search's value function as a discriminator backend (see module docs).
 
     Args:
@@ -261,19 +261,9 @@ class LLMJudge(AsyncResource):
         self.seed = seed
         self.max_patch_chars = max_patch_chars
         self._owns_client = owns_client
-        self._task_usage: dict[str, Usage] = {}
-        self.usage = Usage()
-        """Usage of every call this judge made."""
+        UsageLedger.__init__(self)
         self.unreadable = 0
         """Answers with no readable reward."""
-
-    def usage_for(self, task_id: str) -> Usage:
-        """Usage of the calls made for one task (a live accumulator)."""
-        return self._task_usage.setdefault(task_id, Usage())
-
-    def pop_usage(self, task_id: str) -> Usage:
-        """Usage for ``task_id``, forgotten afterwards."""
-        return self._task_usage.pop(task_id, Usage())
 
     async def aclose(self) -> None:
         if self._owns_client:
@@ -282,7 +272,6 @@ class LLMJudge(AsyncResource):
     async def assess(self, task: Task, candidate: Candidate) -> ValueEstimate:
         """The judge's estimate; raises only LLMError (endpoint faults, timeouts)."""
         messages = judge_messages(task, candidate, self.max_patch_chars)
-        per_task = self.usage_for(task.id)
         call = Usage()
         try:
             completion = await self.client.complete(
@@ -294,8 +283,7 @@ class LLMJudge(AsyncResource):
                 usage=call,
             )
         finally:
-            self.usage.add(call)
-            per_task.add(call)
+            self.charge(task.id, call)
         return self.read(completion.text, task_id=task.id)
 
     def read(self, text: str, *, task_id: str = "") -> ValueEstimate:

@@ -4,7 +4,7 @@ as swebench 5.x grades them.
 ``reset(task)`` starts a container from the instance image (repository at ``/testbed``,
 at the base commit) and returns the problem statement. ``step(action)`` takes typed
 actions (:class:`ApplyPatch`, :class:`Edit`, :class:`ViewFile`, :class:`ListFiles`,
-:class:`RunCommand`, :class:`Submit`). The state is the cumulative patch
+:class:`Search`, :class:`RunCommand`, :class:`Submit`). The state is the cumulative patch
 (``get_state``/``set_state``), so a tree search branches without snapshotting containers.
 
 ``verify(patch)`` applies ``patch`` on a clean tree, runs the instance's eval script,
@@ -45,6 +45,7 @@ from atlas_actors.swe.actions import (
     Edit,
     ListFiles,
     RunCommand,
+    Search,
     Submit,
     ViewFile,
     parse_action,
@@ -314,6 +315,13 @@ class SWEEnvironment(TaskHolder):
                 "steps": self._steps,
             }
 
+    @staticmethod
+    def solution_of(state: dict[str, Any]) -> str:
+        """The solution a state stands for: its cumulative patch (what ``verify`` takes;
+        a ``LocalEvaluator`` stepping this environment hands it to the search)."""
+        patch = state.get("patch", "")
+        return patch if isinstance(patch, str) else ""
+
     async def set_state(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`get_state` result: a clean tree with its patch applied."""
         patch = state.get("patch", "")
@@ -369,7 +377,7 @@ class SWEEnvironment(TaskHolder):
         return norm
 
     async def _do(
-        self, act: ApplyPatch | Edit | ViewFile | ListFiles | RunCommand
+        self, act: ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand
     ) -> tuple[str, dict[str, Any]]:
         if isinstance(act, ApplyPatch):
             await self.workspace.write_file(f"{IO_DIR}/step.diff", act.patch.encode())
@@ -400,6 +408,8 @@ class SWEEnvironment(TaskHolder):
                 f"{path} | head -n {act.max_entries}"
             )
             return r.output, {"ok": r.ok}
+        if isinstance(act, Search):
+            return await self._search(act)
         r = await self.workspace.run(
             act.command, timeout_s=act.timeout_s, output_limit_bytes=200_000
         )
@@ -410,6 +420,23 @@ class SWEEnvironment(TaskHolder):
             tail = f"\n[exit code {r.exit_code}]"
         info = {"ok": r.ok, "exit_code": r.exit_code, "timed_out": r.timed_out}
         return r.output + tail, info
+
+    async def _search(self, act: Search) -> tuple[str, dict[str, Any]]:
+        path = shlex.quote(self._path(act.path))
+        mode = "-F" if act.fixed else "-E"
+        r = await self._run(
+            f"git grep -n -I --untracked {mode} -e {shlex.quote(act.pattern)} -- {path} 2>&1 "
+            f"| head -n {act.max_matches + 1}"
+        )
+        lines = r.output.splitlines()
+        if not lines:
+            return f"no matches for {act.pattern!r} in {act.path}", {"ok": True, "matches": 0}
+        if lines[0].startswith(("fatal:", "error:")):
+            return r.output[-FEEDBACK_TAIL:], {"ok": False}
+        shown = [ln if len(ln) <= 300 else ln[:297] + "..." for ln in lines[: act.max_matches]]
+        if len(lines) > act.max_matches:
+            shown.append(f"[more than {act.max_matches} matches: narrow the pattern or path]")
+        return "\n".join(shown), {"ok": True, "matches": min(len(lines), act.max_matches)}
 
     async def _edit(self, act: Edit) -> tuple[str, dict[str, Any]]:
         path = self._path(act.path)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from atlas_actors.errors import ConfigError, EnvironmentNotReady, InvalidSolutionError
-from atlas_actors.swe.actions import Edit, parse_action
+from atlas_actors.swe.actions import Edit, Search, parse_action
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.evaluate import grade_predictions
 from atlas_actors.swe.grading import grade_log, graded_outcome, junit_case_matches
@@ -109,6 +109,10 @@ def test_actions_parse_and_errors() -> None:
         parse_action({"kind": "teleport"})
     with pytest.raises(InvalidSolutionError, match="'edit.path'|path"):
         parse_action({"kind": "edit", "old": "x", "new": "y"})
+    found = parse_action({"kind": "search", "pattern": "def wrap"})
+    assert isinstance(found, Search) and found.path == "." and not found.fixed
+    with pytest.raises(InvalidSolutionError, match="search.pattern"):
+        parse_action({"kind": "search", "pattern": ""})
 
 
 def test_implements_the_environment_protocols() -> None:
@@ -121,6 +125,14 @@ def test_implements_the_environment_protocols() -> None:
     env = create_environment(Task(id="x", domain="swe"))
     assert isinstance(env, SWEEnvironment)
     assert isinstance(env, InteractiveEnvironment) and isinstance(env, ScoringEnvironment)
+
+
+def test_a_state_stands_for_its_patch() -> None:
+    from atlas_actors.environments.local import solution_of
+
+    env = SWEEnvironment()
+    assert solution_of(env, {"instance_id": "x", "patch": "diff", "steps": 2}) == "diff"
+    assert env.solution_of({}) == ""
 
 
 async def test_constructor_and_not_ready() -> None:
