@@ -143,12 +143,17 @@ def coerce_proposals(raw: object) -> tuple[list[ProposedAction], list[str]]:
     """The valid proposals in a proposer's answer, and what was wrong with the rest.
 
     A proposer may answer :class:`ProposedAction` objects or dicts of their fields;
-    anything else (None, a string, a dict with unknown fields) is reported, not raised.
+    anything else (None, a string, a dict with unknown fields) is reported, not raised,
+    and so are the reasons a proposer attaches as the list's ``problems`` attribute.
     """
     if not isinstance(raw, list | tuple):
         return [], [f"the proposer answered {type(raw).__name__}, not a list of actions"]
     good: list[ProposedAction] = []
-    problems: list[str] = []
+    # a proposer may report why an answer gave no (or fewer) actions: a list with a
+    # ``problems`` attribute (an LLM answer that could not be parsed is a failed
+    # expansion with those reasons as feedback, not "no more ideas")
+    reported = getattr(raw, "problems", None)
+    problems: list[str] = [str(p) for p in reported] if isinstance(reported, list) else []
     for i, item in enumerate(raw):
         if isinstance(item, ProposedAction):
             good.append(item)

@@ -24,7 +24,7 @@ from atlas_actors.config import LLMConfig, MindEvolutionConfig, SWESearchConfig
 from atlas_actors.environments.base import Evaluator, Stepper, Verifier
 from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
 from atlas_actors.errors import AtlasError, ConfigError
-from atlas_actors.resources import close_shared_proposers
+from atlas_actors.resources import close_shared_resources
 from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver, SeededProposer
 from atlas_actors.search.mind_evolution import MindEvolutionSearch
@@ -56,7 +56,7 @@ def tree_file(tree_dir: str | Path, task_id: str) -> Path:
 async def close_proposers() -> None:
     """Close the proposers shared per process (LLM connection pools); call at the end
     of a run."""
-    await close_shared_proposers()
+    await close_shared_resources()
 
 
 def task_strategy(task: Task, spec: DomainSpec | None = None) -> Strategy:

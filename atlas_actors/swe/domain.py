@@ -35,10 +35,24 @@ def make_proposer(
         mode = "llm" if llm is not None else "offline"
     if mode in ("llm", "hybrid") and llm is None:
         raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
+    if mode == "llm":
+        assert llm is not None
+        return _llm_proposer(llm, stepper)
     raise ConfigError(
         f"task {task.id}: the {mode} SWE proposer is not available in this build; grade "
         "patches made elsewhere with `atlas-actors swe-eval`"
     )
+
+
+def _llm_proposer(llm: LLMConfig, stepper: Stepper | None) -> Any:
+    """An LLM action proposer for one search, on the process's shared client for ``llm``
+    (one concurrency limit, connection pool and cache for every search)."""
+    from atlas_actors.llm.client import LLMClient
+    from atlas_actors.llm.swe_proposer import LLMActionProposer
+    from atlas_actors.resources import shared_resource
+
+    client = shared_resource(("llm-client", llm.model_dump_json()), lambda: LLMClient(llm))
+    return LLMActionProposer(client, stepper=stepper, owns_client=False)
 
 
 async def report(

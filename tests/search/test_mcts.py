@@ -411,6 +411,23 @@ async def test_proposer_errors_and_garbage_become_node_feedback(
     assert any("model down" in f for f in proposer.views[-1].feedback)
 
 
+class _Reported(list):  # type: ignore[type-arg]
+    """An empty answer that says why (as the LLM proposer's ``Proposals`` does)."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__()
+        self.problems = problems
+
+
+async def test_an_unusable_answer_is_a_failure_not_the_end_of_ideas() -> None:
+    proposer = _Flaky([_Reported(["the answer was not JSON"])], then=[RIGHT])
+    search, _, _ = _search(proposer, parallel_expansions=1, rollout_depth=0)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    root = result.tree.nodes[0]
+    assert result.stopped == "success"  # the root was asked again, not closed
+    assert root.failures == 1 and any("not JSON" in f for f in root.feedback)
+
+
 async def test_too_many_failures_close_a_node() -> None:
     proposer = _Flaky([RuntimeError("x")] * 5, then=[RIGHT])
     search, _, _ = _search(proposer, parallel_expansions=1, max_failures_per_node=2)
