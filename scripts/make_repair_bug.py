@@ -57,7 +57,7 @@ import anyio
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from atlas_actors.environments.swe import SWEEnvironment  # noqa: E402
+from atlas_actors.swe.environment import SWEEnvironment  # noqa: E402
 from atlas_actors.swe.instances import (  # noqa: E402
     git,
     materialize_example,

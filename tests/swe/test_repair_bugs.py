@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from atlas_actors.environments.swe import SWEEnvironment
+from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import (
     SWEInstance,
     example_names,
