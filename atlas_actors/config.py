@@ -239,6 +239,16 @@ class EngineConfig(_Config):
     """Environments (tasks) each actor keeps ready per domain; domains not listed keep
     64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree
     searches it serves at once (the pool prefers actors that hold a task's container)."""
+    memory: str | None = None
+    """Path of the experience store (SQLite) the coordinator routes tasks with and
+    records finished tasks in; None: no memory (every task routed by its domain)."""
+    memory_reset: bool = False
+    """Move an unreadable or corrupt ``memory`` file aside and start a fresh store
+    (otherwise such a file is a clear error naming it)."""
+    router: RouterConfig = Field(default_factory=RouterConfig)
+    """Routing thresholds (used with ``memory``)."""
+    run_id: str | None = None
+    """Identifies this run's experiences in memory (re-recording a task is a no-op)."""
     tree_dir: str | None = None
     """Folder for tree-search trees (``<task id>.json``, written after every iteration
     and resumed from); None: trees are not saved."""

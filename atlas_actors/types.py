@@ -242,6 +242,10 @@ class TaskResult(_Model):
     domain: str = "generic"
     solved: bool | None = None
     """Verified against the hidden answers; None when they are unknown."""
+    checks_passed: bool = False
+    """The best solution passed every check the search could see (ARC: every train
+    pair; SWE: every visible graded test). Unlike ``solved`` this uses no hidden answer,
+    so it is what memory learns from."""
     train_fitness: float = 0.0
     """Fraction of what the search could check that the best solution gets right
     (ARC: train pairs exactly right; 1.0 = all)."""

@@ -30,6 +30,7 @@ from atlas_actors.actors.workers import (
 from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
 from atlas_actors.environments.base import Evaluator
 from atlas_actors.errors import AtlasError
+from atlas_actors.memory.session import MemorySession
 from atlas_actors.search.solve import task_seed, task_strategy
 from atlas_actors.types import Task, TaskResult
 
@@ -105,13 +106,18 @@ class SearchCoordinator:
         self._limiter: anyio.CapacityLimiter | None = None
         self._running: dict[str, float] = {}
         self._search_stats: dict[str, dict[str, float]] = {}
+        self.memory = MemorySession(
+            config.memory, reset=config.memory_reset, router=config.router, run_id=config.run_id
+        )
+        """Routes every task; remembers finished ones when ``config.memory`` is set."""
         """Per task: the latest counters of its tree search (running and finished)."""
         self.finished = 0
         self.solved = 0
         self.failed = 0
 
     async def start(self) -> dict[str, Any]:
-        """Start the actors; returns where everything runs."""
+        """Open memory (if configured), start the actors; returns where everything runs."""
+        await self.memory.open()
         self._limiter = anyio.CapacityLimiter(self.max_concurrent_tasks)
         envs = await self.environments.start()
         discs = await self.discriminators.start() if self.discriminators else []
@@ -130,12 +136,14 @@ class SearchCoordinator:
             self._running[task.id] = time.monotonic()
             started = time.monotonic()
             seed = task_seed(self.config.seed, task.id)
+            routing = None
             try:
+                routing = await self.memory.route(task)
                 # a tree search spreads its expansions over the environment actors, so it
                 # runs here whatever the placement; a whole Mind Evolution search can run
                 # inside one actor
                 if self.placement == "actors" and task_strategy(task) != "mcts":
-                    result = await self._solve_on_actor(task, seed)
+                    result = await self._solve_on_actor(task, seed, routing)
                 else:
                     result = await self._solver_fn()(
                         task,
@@ -148,6 +156,7 @@ class SearchCoordinator:
                         tree_dir=self.config.tree_dir,
                         progress=self._note_progress,
                         proposer_options=self.config.proposer_options.get(task.domain, {}),
+                        routing=routing,
                     )
             except Exception as e:
                 result = TaskResult(
@@ -158,6 +167,7 @@ class SearchCoordinator:
                 )
             finally:
                 self._running.pop(task.id, None)
+        await self.memory.remember(task, result)
         self.finished += 1
         self.solved += bool(result.solved)
         self.failed += result.error is not None
@@ -173,7 +183,7 @@ class SearchCoordinator:
             "llm_cost": stats.llm_cost,
         }
 
-    async def _solve_on_actor(self, task: Task, seed: int) -> TaskResult:
+    async def _solve_on_actor(self, task: Task, seed: int, routing: Any = None) -> TaskResult:
         """The whole search inside one environment actor (retried elsewhere if it dies)."""
         search = self.config.search
         timeout = None
@@ -183,7 +193,7 @@ class SearchCoordinator:
         elif search.max_evaluations is None:
             timeout = 24 * 3600.0  # unbounded search: only a day-long silence is a hang
         result: TaskResult = await self.environments.actors.call(
-            "solve", task, search, seed, self.config.llm, timeout_s=timeout
+            "solve", task, search, seed, self.config.llm, routing, timeout_s=timeout
         )
         return result
 
@@ -220,6 +230,8 @@ class SearchCoordinator:
             out.update(self.discriminators.stats())
         for key in ("expansions", "nodes", "llm_calls", "llm_cost"):
             out[f"tree_{key}"] = sum(s[key] for s in self._search_stats.values())
+        out["routes"] = dict(self.memory.routes)
+        out["remembered"] = self.memory.recorded
         return out
 
     async def environment_actors(self) -> list[Any]:
@@ -235,10 +247,11 @@ class SearchCoordinator:
         return {"coordinator": process_info(), "environments": envs, "discriminators": discs}
 
     async def aclose(self) -> None:
-        """Release the environments and kill the pools' actors."""
+        """Release the environments, kill the pools' actors, close memory."""
         await self.environments.aclose()
         if self.discriminators is not None:
             await self.discriminators.aclose()
+        self.memory.close()
 
 
 SearchCoordinatorActor = ray.remote(SearchCoordinator)

@@ -20,7 +20,7 @@ from atlas_actors.environments.base import MinimalEnvironment, Transition
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.environments.registry import create_environment
 from atlas_actors.search.base import Scorer, ValueEstimate
-from atlas_actors.types import Candidate, Outcome, Task, TaskResult
+from atlas_actors.types import Candidate, Outcome, RoutingDecision, Task, TaskResult
 
 EnvironmentFactory = Callable[[Task], MinimalEnvironment]
 """Makes a (not yet reset) environment for a task; must pickle (it crosses to actors)."""
@@ -97,14 +97,19 @@ class EnvironmentWorker:
         return ev is not None and ev.holds(task)
 
     async def solve(
-        self, task: Task, config: MindEvolutionConfig, seed: int, llm: LLMConfig | None
+        self,
+        task: Task,
+        config: MindEvolutionConfig,
+        seed: int,
+        llm: LLMConfig | None,
+        routing: RoutingDecision | None = None,
     ) -> TaskResult:
         """Run a whole search here, against this worker's in-process evaluator
         (``placement="actors"``). Deterministic for a seed: safe to retry elsewhere."""
         from atlas_actors.search.solve import solve_task
 
         return await solve_task(
-            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm
+            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm, routing=routing
         )
 
     async def info(self) -> dict[str, Any]:

@@ -12,11 +12,14 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from atlas_actors.config import LLMConfig
+from atlas_actors.config import EngineConfig, LLMConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import TaskResult
+
+if TYPE_CHECKING:
+    from atlas_actors.memory.session import MemorySession
 
 
 def positive_int(text: str) -> int:
@@ -57,6 +60,68 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
         "--no-ray",
         action="store_true",
         help="run in this process without Ray (one task at a time; for debugging)",
+    )
+
+
+def add_memory_flags(p: argparse.ArgumentParser) -> None:
+    """The experience-memory flags (see ``atlas_actors.memory``)."""
+    g = p.add_argument_group("memory")
+    g.add_argument(
+        "--memory",
+        metavar="PATH",
+        help="experience store (SQLite) that routes tasks and remembers solutions "
+        "(default: $XDG_CACHE_HOME/atlas-actors/memory.sqlite3, else "
+        "~/.cache/atlas-actors/memory.sqlite3)",
+    )
+    g.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="no memory: every task starts cold and nothing is remembered",
+    )
+    g.add_argument(
+        "--memory-reset",
+        action="store_true",
+        help="if the store is unreadable or corrupt, move it aside (NAME.corrupt-TIME) "
+        "and start a fresh one (otherwise that is an error naming the file)",
+    )
+
+
+def memory_path(args: argparse.Namespace) -> str | None:
+    """The experience store the flags choose, or None with ``--no-memory``."""
+    if args.no_memory:
+        if args.memory:
+            raise ConfigError("--memory and --no-memory: choose one")
+        return None
+    if args.memory:
+        return str(args.memory)
+    from atlas_actors.memory import default_memory_path
+
+    return str(default_memory_path())
+
+
+def routes_of(results: Sequence[TaskResult]) -> dict[str, int]:
+    """Tasks per routed strategy (``adapt``, ``direct``, ``evolutionary``, ``mcts``)."""
+    routes: dict[str, int] = {}
+    for r in results:
+        if r.routing:
+            key = str(r.routing.get("strategy"))
+            routes[key] = routes.get(key, 0) + 1
+    return routes
+
+
+def run_id(out_dir: Path) -> str:
+    """A run's id in memory: its output folder (a resumed run records under the same id,
+    so a task is never remembered twice)."""
+    return str(out_dir.resolve())
+
+
+def session_of(config: EngineConfig) -> MemorySession:
+    """The memory session a ``--no-ray`` run routes and remembers with (with Ray, the
+    search coordinator holds one made the same way)."""
+    from atlas_actors.memory.session import MemorySession
+
+    return MemorySession(
+        config.memory, reset=config.memory_reset, router=config.router, run_id=config.run_id
     )
 
 

@@ -28,11 +28,16 @@ from atlas_actors.cli.common import (
     RunProgress,
     add_engine_flags,
     add_llm_flags,
+    add_memory_flags,
     llm_config,
+    memory_path,
     positive_float,
     positive_int,
     prepare_out_dir,
     quantile,
+    routes_of,
+    run_id,
+    session_of,
     split_ids,
     write_json_atomic,
 )
@@ -150,6 +155,7 @@ def add_parser(sub: Any) -> None:
     )
     out.add_argument("--quiet", action="store_true", help="no progress display")
     add_engine_flags(p)
+    add_memory_flags(p)
     add_llm_flags(p, offline="the offline repair proposer")
 
 
@@ -224,6 +230,9 @@ def engine_config(
         address=args.address,
         seed=args.seed,
         llm=llm,
+        memory=memory_path(args),
+        memory_reset=args.memory_reset,
+        run_id=run_id(out_dir),
         mcts=search_settings(args, proposer),
         environment_options={"swe": options},
         proposer_options={"swe": {"mode": proposer}},
@@ -250,6 +259,7 @@ async def search_all(
 
         options = config.environment_options.get("swe", {})
         evaluator = LocalEvaluator(lambda t: create_environment(t, **options), max_tasks=1)
+        memory = await session_of(config).open()
         finished: dict[str, float] = {}
         live: dict[str, float] = {}
 
@@ -273,7 +283,9 @@ async def search_all(
                     tree_dir=config.tree_dir,
                     progress=note,
                     proposer_options=config.proposer_options.get("swe", {}),
+                    routing=await memory.route(task),
                 )
+                await memory.remember(task, result)
                 for k, v in live.items():
                     finished[k] = finished.get(k, 0.0) + v
                 live.clear()
@@ -281,6 +293,7 @@ async def search_all(
         finally:
             await evaluator.aclose()
             await close_proposers()
+            memory.close()
         return
     from atlas_actors.actors import Engine
 
@@ -411,6 +424,7 @@ def summarize(
         "p90_seconds": quantile(secs, 0.9),
         "wall_seconds": wall_seconds,
         "usage": usage,
+        "routes": routes_of(results),
     }
 
 
@@ -427,6 +441,8 @@ def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
         table.add_row("errors", str(s["errors"]))
     table.add_row("proposer / tests", f"{s['proposer']} / {s['tests']}")
     table.add_row("test runs", str(s["test_runs"]))
+    if s["routes"]:
+        table.add_row("routed", ", ".join(f"{k} {v}" for k, v in sorted(s["routes"].items())))
     for k in ("expansions", "nodes", "duplicates", "rollouts"):
         if k in s["search"]:
             table.add_row(k, f"{s['search'][k]:g}")

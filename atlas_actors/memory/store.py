@@ -112,11 +112,13 @@ def experience_from_result(
 ) -> Experience:
     """The experience of a finished task, from the line a run writes to results.jsonl.
 
-    Success is ``result.solved`` when known, else all train checks right
-    (``train_fitness == 1``) and no error. With ``run_id`` the id is ``<run_id>/<task id>``,
-    so recording a retried task again is a no-op.
+    Success is what the search could check (``result.checks_passed``: every train pair,
+    every visible test) and no error; never ``result.solved``, the verdict on hidden
+    answers, which memory must not learn from (it is kept in ``outcome.details`` for
+    reports). With ``run_id`` the id is ``<run_id>/<task id>``, so recording a retried
+    task again is a no-op.
     """
-    solved = result.solved if result.solved is not None else result.train_fitness >= 1.0
+    solved = result.checks_passed
     chosen: Any = strategy or result.strategy
     if chosen not in ("direct", "adapt", "evolutionary", "mcts"):
         chosen = "evolutionary"
@@ -130,6 +132,7 @@ def experience_from_result(
             success=bool(solved) and result.error is None,
             partial_score=min(1.0, max(0.0, result.train_fitness)),
             feedback=result.error or result.feedback,
+            details={"solved": result.solved},
         ),
         strategy=chosen,
         evaluations=max(0, result.evaluations),

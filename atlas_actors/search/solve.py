@@ -306,6 +306,7 @@ async def _finish(
     out.solution = best.solution
     out.program = readable(best.solution)
     out.feedback = best.outcome.feedback
+    out.checks_passed = best.outcome.success
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
     reporter = spec.reporter_fn() if spec is not None else None

@@ -349,6 +349,7 @@ def test_experience_from_result() -> None:
         task_id="t9",
         domain="arc",
         solved=None,
+        checks_passed=True,
         train_fitness=1.0,
         evaluations=40,
         seconds=2.0,
@@ -359,7 +360,10 @@ def test_experience_from_result() -> None:
     e = experience_from_result(task, result, run_id="r1")
     assert e.id == "r1/t9" and e.success and e.score == 1.0 and e.llm_cost == 0.5
     assert e.solution == ["rot180", "x"] and e.evaluations == 40 and e.run_id == "r1"
-    wrong = experience_from_result(task, result.model_copy(update={"solved": False}))
+    # memory learns from what the search could check, never from the hidden verdict
+    hidden = experience_from_result(task, result.model_copy(update={"solved": False}))
+    assert hidden.success and hidden.outcome.details == {"solved": False}
+    wrong = experience_from_result(task, result.model_copy(update={"checks_passed": False}))
     assert not wrong.success and wrong.id != e.id
     failed = experience_from_result(task, result.model_copy(update={"error": "boom"}))
     assert not failed.success and failed.outcome.feedback == "boom"
