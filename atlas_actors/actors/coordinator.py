@@ -238,6 +238,10 @@ class SearchCoordinator:
         """Current environment actor handles (they change when actors are replaced)."""
         return self.environments.actors.actors
 
+    async def discriminator_actors(self) -> list[Any]:
+        """Current discriminator actor handles (empty without a discriminator pool)."""
+        return self.discriminators.actors.actors if self.discriminators is not None else []
+
     async def health_check(self, timeout_s: float = 30.0) -> dict[str, Any]:
         """Ping every actor, replacing dead or hung ones; returns their info."""
         envs = await self.environments.health_check(timeout_s)
