@@ -1,0 +1,1 @@
+"""The SWE domain: environment, instances, workspace, grading, offline repair."""
