@@ -22,8 +22,9 @@ How a batch runs:
   modification times), removes files the tests created in the repository and the child's
   private TMPDIR, and prints one result line for the candidate.
 * A candidate that changes a file the worker itself has imported (a conftest, or code a
-  conftest imports) runs in a fresh interpreter instead (fork + exec), so nothing stale is
-  used; so does every candidate when preparing the session failed.
+  conftest imports), or any conftest or pytest configuration file, runs in a fresh
+  interpreter instead (fork + exec), so nothing stale is used; so does every candidate
+  when preparing the session failed.
 * Compiled modules go to ``sys.pycache_prefix`` (outside the repository). Every file the
   worker writes gets a modification time no other content of that file had, so a cached
   ``.pyc`` (keyed by mtime and size) never stands in for different source.
@@ -61,6 +62,11 @@ _GAP_S = 2.0
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_TREE_DIRS = 20000
+_SESSION_FILES = frozenset(
+    ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".pytest.ini")
+)
+"""Files the prepared session read (or looked for) before forking: a candidate that
+changes or adds one runs in a fresh interpreter."""
 
 try:
     _LIBC: Any = ctypes.CDLL(None, use_errno=True)
@@ -328,9 +334,9 @@ class TreeGuard:
     def __init__(self, root: str) -> None:
         self.dirs: dict[str, tuple[int, frozenset[str]]] = {}
         for path, dirnames, filenames in os.walk(root):
-            dirnames[:] = [d for d in dirnames if d != ".git"]
             with contextlib.suppress(OSError):
                 self.dirs[path] = (os.stat(path).st_mtime_ns, frozenset(dirnames + filenames))
+            dirnames[:] = [d for d in dirnames if d != ".git"]
             if len(self.dirs) >= _MAX_TREE_DIRS:
                 break
 
@@ -343,7 +349,7 @@ class TreeGuard:
                 extra = set(os.listdir(path)) - names
             except OSError:
                 continue
-            for name in sorted(extra):
+            for name in sorted(extra - {".git"}):
                 full = os.path.join(path, name)
                 if os.path.isdir(full) and not os.path.islink(full):
                     shutil.rmtree(full, ignore_errors=True)
@@ -815,7 +821,8 @@ class Worker:
                 return result
             result["compiled"] = True
             fresh = self.mode == "fresh" or any(
-                os.path.realpath(p) in self.loaded for p in changes.changed()
+                os.path.realpath(p) in self.loaded or os.path.basename(p) in _SESSION_FILES
+                for p in changes.changed()
             )
             result["mode"] = "fresh" if fresh else "fork"
             tests, note = self.run_tests(fresh, tmp)
