@@ -143,6 +143,8 @@ class CandidateResult(_Model):
     """Applied, compiled, and every selected test passed (confirm it with verify)."""
     seconds: float = 0.0
     """Wall time in the worker: apply, compile, tests, restore."""
+    cpu_seconds: float = 0.0
+    """CPU time of the worker and the candidate's test processes for it."""
     mode: Literal["fork", "fresh", "none"] = "none"
     """How its tests ran: forked from the prepared worker, or in a fresh interpreter."""
     patch: str | None = None
@@ -211,6 +213,8 @@ class BatchStats(_Model):
     """Per exec: worker start-up (pytest import and session preparation)."""
     modes: list[str] = Field(default_factory=list)
     """Per exec: ``fork`` (prepared session) or ``fresh`` (preparation failed)."""
+    cpu_seconds: float = 0.0
+    """CPU time in the workspace: the workers (start-up included) and their children."""
     notes: list[str] = Field(default_factory=list)
 
 
@@ -374,6 +378,8 @@ class BatchEvaluator:
                 self.stats.modes.append(str(ready.get("mode")))
                 if ready.get("error"):
                     self.stats.notes.append(f"session preparation failed: {ready['error']}")
+            elif line.startswith(mark + "done "):
+                self.stats.cpu_seconds += float(json.loads(line[len(mark) + 5 :])["cpu"])
             elif line.startswith(mark + "result "):
                 raw = json.loads(line[len(mark) + 7 :])
                 got[int(raw["index"])] = self._result(raw, cands, tests)
@@ -412,6 +418,7 @@ class BatchEvaluator:
             not_run=[t for t in tests if t not in ran],
             passed=passed,
             seconds=float(raw.get("seconds") or 0.0),
+            cpu_seconds=float(raw.get("cpu") or 0.0),
             mode=raw.get("mode") or "none",
             patch=raw.get("patch"),
             note=str(raw.get("note") or ""),
