@@ -182,8 +182,10 @@ class BatchOptions(_Model):
     """Candidates per container exec."""
     file_limit_mb: int = Field(default=64, ge=1)
     """Largest file a test may write (RLIMIT_FSIZE; beyond it the test process dies)."""
-    memory_mb: int = Field(default=1024, ge=0)
-    """Address-space limit of a test process (0: only the container's limit)."""
+    memory_mb: int = Field(default=0, ge=0)
+    """Address-space limit of a test process in MiB (RLIMIT_AS; 0: only the workspace's
+    memory limit, which kills the biggest process; a low limit can fail imports of
+    libraries that reserve much address space, e.g. BLAS thread buffers)."""
     want_diff: bool = True
     """Return passing candidates as diffs against the base commit (for verify)."""
     fresh: bool = False
@@ -371,8 +373,10 @@ class BatchEvaluator:
         if err:
             raise SandboxError(f"batch evaluation of {inst.instance_id}: {err.group(1)}")
         got: dict[int, CandidateResult] = {}
+        started_ok = False
         for line in out.splitlines():
             if line.startswith(mark + "ready "):
+                started_ok = True
                 ready = json.loads(line[len(mark) + 6 :])
                 self.stats.prepare_seconds.append(float(ready.get("seconds", 0.0)))
                 self.stats.modes.append(str(ready.get("mode")))
@@ -383,6 +387,12 @@ class BatchEvaluator:
             elif line.startswith(mark + "result "):
                 raw = json.loads(line[len(mark) + 7 :])
                 got[int(raw["index"])] = self._result(raw, cands, tests)
+        if not started_ok and not result.timed_out:
+            stderr = read_emitted(out, nonce, "stderr") or out[-2000:]
+            raise SandboxError(
+                f"the batch worker did not start in the workspace of {inst.instance_id}: "
+                f"{stderr.strip()[-2000:]}"
+            )
         why = ""
         if len(got) < len(chunk):
             if result.timed_out:

@@ -488,6 +488,10 @@ async def measure(
     run = CoverageRun(coverage=coverage, seconds=time.monotonic() - started)
     if result.timed_out:
         run.notes.append(f"the run timed out after {timeout_s:g}s: results are partial")
+    for tag, _ in runs:
+        rc = re.search(re.escape(marker(nonce)) + f"rc-{tag} (\\d+)", out)
+        if rc and int(rc.group(1)) in (124, 137):
+            run.notes.append(f"the {tag} run was killed after {limit // len(runs)}s: partial")
     plain, _, collect = _records(read_emitted(out, nonce, "data-plain"))
     run.plain, run.collect_seconds = plain, collect
     if coverage:

@@ -247,7 +247,7 @@ async def test_fresh_interpreters_give_the_same_verdicts_and_conftest_changes_us
             env, None, [{WRAP: v["fix"], "tests/conftest.py": boom}, {WRAP: v["fix"]}]
         )
         assert await _git_status(env) == ""
-    assert [_outcomes(r) for r in fork] == [_outcomes(r) for r in fresh]
+    assert [_outcomes(r) for r in fork] == [_outcomes(r) for r in fresh], fresh
     assert [r.passed for r in fresh] == [True, False, False, False]
     assert all(r.mode == "fresh" for r in fresh if r.compiled)
     assert conftest[0].mode == "fresh" and _outcomes(conftest[0]) == ["error"]

@@ -59,6 +59,8 @@ else:  # shipped side by side into the workspace
 _SCRIPT = os.path.abspath(__file__)
 _GAP_S = 2.0
 """Allowance for pytest's own work between two tests (and after the last one)."""
+_FRESH_START_S = 30.0
+"""Allowance for a fresh interpreter to start pytest, before the collection timeout."""
 _PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_TREE_DIRS = 20000
@@ -105,6 +107,12 @@ class BatchPlugin(trace.StateHooks):
         self.index: dict[str, int] = {}
         self.states: dict[str, trace.TestState] = {}
         self.collect_errors: list[str] = []
+        self.wanted: dict[str, set[str]] = {}
+        """Per test file: the names (functions, classes) the selected tests live under."""
+        for t in tests:
+            parts = t.split("::")
+            if len(parts) > 1:
+                self.wanted.setdefault(parts[0], set()).add(parts[1].split("[")[0])
 
     def attach(self, fd: int, plan: list[int]) -> None:
         """In the child: where to report, and which tests (indices) to run."""
@@ -125,6 +133,19 @@ class BatchPlugin(trace.StateHooks):
             text = str(report.longrepr or "").strip().splitlines()
             last = text[-1] if text else "collection failed"
             self.collect_errors.append(f"{report.nodeid or '<session>'}: {last}"[:500])
+
+    def pytest_pycollect_makeitem(self, collector: Any, name: str, obj: Any) -> Any:
+        """Skip module attributes no selected test lives under (no items are made for
+        them: collection cost follows the selection, not the module's size)."""
+        if type(collector).__name__ != "Module":
+            return None
+        path = getattr(collector, "path", None)
+        if path is None:
+            return None
+        wanted = self.wanted.get(os.path.relpath(os.path.realpath(str(path)), self.root))
+        if wanted is None or name in wanted:
+            return None
+        return []
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: Any) -> None:
         by_id: dict[str, Any] = {}
@@ -153,6 +174,15 @@ class BatchPlugin(trace.StateHooks):
     def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
         self.states[nodeid] = trace.TestState()
         self.send("S", self.index.get(nodeid, -1))
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        super().pytest_runtest_makereport(item, call)
+        state = self.states.get(item.nodeid)
+        if state is not None and call.excinfo is not None:
+            # Nobody reads pytest's formatted failure here (the worker reports the
+            # exception's first line): spare the traceback pruning and formatting.
+            message = state.message or "failed"
+            item.repr_failure = lambda excinfo, *a, **k: message
 
     def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
         state = self.states.pop(nodeid, None)
@@ -648,7 +678,9 @@ class Worker:
             later = [self.timeouts[i] for i in plan if i in found and i not in verdicts]
             return now + (later[0] if later else 0.0) + _GAP_S
 
-        deadline = time.monotonic() + self.collect_timeout
+        # A fresh interpreter's start (pytest imported, the session prepared) is ours to
+        # pay, not the candidate's: it does not count against the collection timeout.
+        deadline = time.monotonic() + self.collect_timeout + (_FRESH_START_S if fresh else 0.0)
         buf = b""
         eof = timed_out = False
         try:
