@@ -12,8 +12,9 @@ Per example it prints:
      rank of the gold patch's line;
   2. candidate evaluations per second through ``BatchEvaluator.evaluate`` for each batch
      size, wall clock for the whole call (exec, worker start-up, every candidate), and per
-     CPU-second of the workspace (the worker's and its children's CPU time: evaluations per
-     second one core sustains, whatever else the machine runs);
+     CPU-second spent in the workspace (every process of the execs: git, the worker's
+     start-up, the test processes): what one dedicated core sustains, whatever else the
+     machine runs;
   3. one full ``SWEEnvironment.verify`` per candidate for comparison (evaluations/s).
 
 The candidates are single-token mutants of the ten most suspicious lines (comparison,
@@ -116,20 +117,24 @@ async def bench_example(name: str, inst: SWEInstance, args: argparse.Namespace) 
     async with SWEEnvironment(backend=args.backend) as env:
         await env.reset(inst.to_task())
         fl_times: list[float] = []
+        fl_cpu: list[float] = []
         loc: Localization | None = None
         for _ in range(args.runs):
             t = time.perf_counter()
             loc = await localize(env, cache=LocalizationCache())
             fl_times.append(time.perf_counter() - t)
+            fl_cpu.append(loc.cpu_seconds)
         assert loc is not None
         row["fl_seconds"] = med(fl_times)
+        row["fl_cpu_seconds"] = med(fl_cpu)
         row["fl_runs"] = fl_times
         row["gold_rank"] = gold_rank(inst, loc)
         pool = await anyio.to_thread.run_sync(mutants, inst, loc)
         row["mutants"] = len(pool)
         print(
-            f"{name}: fault localisation {med(fl_times):.2f} s (median of {args.runs}; "
-            f"runs {', '.join(f'{x:.2f}' for x in fl_times)}), gold line at rank "
+            f"{name}: fault localisation {med(fl_times):.2f} s, {med(fl_cpu):.2f} CPU-s "
+            f"(median of {args.runs}; runs {', '.join(f'{x:.2f}' for x in fl_times)}), "
+            "gold line at rank "
             f"{row['gold_rank']}, {len(pool)} distinct mutants",
             flush=True,
         )

@@ -98,6 +98,8 @@ PY="$(command -v python3 || command -v python)"
 {cleanup}
 }} >/dev/null 2>&1
 cd {TESTBED} && git reset -q --hard {base} >/dev/null 2>&1 && git clean -fdxq >/dev/null 2>&1
+times >{IO_DIR}/atlas-{nonce}-times 2>&1  # this shell's children: every process above
+echo "{mark}times $(tr '\n' ' ' <{IO_DIR}/atlas-{nonce}-times)"
 rm -f {IO_DIR}/atlas-{nonce}-*
 """
 
@@ -109,6 +111,16 @@ def emit_file(nonce: str, tag: str, path: str, limit: int | None = None) -> str:
         f'if [ -f {path} ]; then echo "{marker(nonce)}{tag} $({head} | gzip -c | base64 -w0)"; '
         f'else echo "{marker(nonce)}{tag} -"; fi'
     )
+
+
+def exec_cpu_seconds(output: str, nonce: str) -> float | None:
+    """CPU seconds of a driver run (the shell and every process it waited for), from the
+    ``times`` line :func:`driver` prints last."""
+    m = re.search(re.escape(marker(nonce)) + r"times (.*)", output)
+    if m is None:
+        return None
+    parts = re.findall(r"(\d+)m([\d.]+)s", m.group(1))
+    return sum(int(a) * 60 + float(b) for a, b in parts) if parts else None
 
 
 def read_emitted(output: str, nonce: str, tag: str) -> str | None:

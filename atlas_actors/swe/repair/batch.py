@@ -47,6 +47,7 @@ from atlas_actors.swe.repair._shared import (
     check_tests,
     driver,
     emit_file,
+    exec_cpu_seconds,
     marker,
     read_emitted,
     resolve_instance,
@@ -216,7 +217,10 @@ class BatchStats(_Model):
     modes: list[str] = Field(default_factory=list)
     """Per exec: ``fork`` (prepared session) or ``fresh`` (preparation failed)."""
     cpu_seconds: float = 0.0
-    """CPU time in the workspace: the workers (start-up included) and their children."""
+    """CPU time in the workspace: every process of the execs (the driver's git commands,
+    the workers with their start-up, their children)."""
+    worker_cpu_seconds: float = 0.0
+    """The workers' share of ``cpu_seconds`` (start-up included)."""
     notes: list[str] = Field(default_factory=list)
 
 
@@ -383,10 +387,12 @@ class BatchEvaluator:
                 if ready.get("error"):
                     self.stats.notes.append(f"session preparation failed: {ready['error']}")
             elif line.startswith(mark + "done "):
-                self.stats.cpu_seconds += float(json.loads(line[len(mark) + 5 :])["cpu"])
+                worker_cpu = float(json.loads(line[len(mark) + 5 :])["cpu"])
+                self.stats.worker_cpu_seconds += worker_cpu
             elif line.startswith(mark + "result "):
                 raw = json.loads(line[len(mark) + 7 :])
                 got[int(raw["index"])] = self._result(raw, cands, tests)
+        self.stats.cpu_seconds += exec_cpu_seconds(out, nonce) or 0.0
         if not started_ok and not result.timed_out:
             stderr = read_emitted(out, nonce, "stderr") or out[-2000:]
             raise SandboxError(

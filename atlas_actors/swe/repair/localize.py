@@ -58,6 +58,7 @@ from atlas_actors.swe.repair._shared import (
     check_tests,
     driver,
     emit_file,
+    exec_cpu_seconds,
     marker,
     read_emitted,
     resolve_instance,
@@ -155,6 +156,8 @@ class CoverageRun(_Model):
     """pytest's collection time in the plain run (the batch loop's collection timeout)."""
     seconds: float = 0.0
     """Wall time of the run (both passes)."""
+    cpu_seconds: float = 0.0
+    """CPU time of the run in the workspace (every process of the exec)."""
     coverage: bool = True
     notes: list[str] = Field(default_factory=list)
 
@@ -192,7 +195,9 @@ class Localization(_Model):
     """Selected tests that did not run (not found, or the run was cut short)."""
     collect_seconds: float = 0.0
     seconds: float = 0.0
-    """Wall time of the measuring run (0 work when served from the cache)."""
+    """Wall time of the measuring run (0 when served from the cache)."""
+    cpu_seconds: float = 0.0
+    """CPU time of the measuring run in the workspace (0 when served from the cache)."""
     cached: bool = False
     notes: list[str] = Field(default_factory=list)
 
@@ -485,7 +490,11 @@ async def measure(
     err = re.search(re.escape(marker(nonce)) + r"error (.*)", out)
     if err:
         raise SandboxError(f"fault localisation of {inst.instance_id}: {err.group(1)}")
-    run = CoverageRun(coverage=coverage, seconds=time.monotonic() - started)
+    run = CoverageRun(
+        coverage=coverage,
+        seconds=time.monotonic() - started,
+        cpu_seconds=exec_cpu_seconds(out, nonce) or 0.0,
+    )
     if result.timed_out:
         run.notes.append(f"the run timed out after {timeout_s:g}s: results are partial")
     for tag, _ in runs:
@@ -569,6 +578,7 @@ def build(
         missing=[t for t in selected if t not in ran],
         collect_seconds=run.collect_seconds,
         seconds=0.0 if cached else run.seconds,
+        cpu_seconds=0.0 if cached else run.cpu_seconds,
         cached=cached,
         notes=list(run.notes),
     )

@@ -99,6 +99,7 @@ async def test_verdicts_in_order_and_files_restored(
         loc = await localize(env, cache=None)  # baseline durations: 1 s timeouts here
         results = await ev.evaluate(env, None, cands, baseline=loc)
         assert ev.stats.execs == 1 and ev.stats.modes == ["fork"]
+        assert ev.stats.cpu_seconds > ev.stats.worker_cpu_seconds > 0
         # The workspace is back at the base commit, nothing left behind.
         assert await _git_status(env) == ""
         assert (await env.workspace.read_file(f"/testbed/{WRAP}")).decode() == base_text(inst, WRAP)

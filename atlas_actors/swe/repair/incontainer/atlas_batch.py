@@ -166,7 +166,7 @@ class BatchPlugin(trace.StateHooks):
     def pytest_collection_finish(self, session: Any) -> None:
         found = sorted(self.index.values())
         self.send("C", {"found": found, "errors": self.collect_errors[:5]})
-        missing = [i for i in self.plan if i not in set(found)]
+        missing = set(self.plan) - set(found)
         if missing and self.fail_fast and session is not None:
             session.shouldstop = "atlas: a selected test was not collected"
             session.items[:] = []  # nothing runs; the worker reports the missing test
