@@ -1,0 +1,1 @@
+"""Offline program repair: fault localisation and the fast candidate-evaluation loop."""
