@@ -410,6 +410,10 @@ class EnvironmentPool:
         self.transitions += 1
         return out
 
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        """Call a tool of the task's environment on some actor (a ``Toolbox``)."""
+        return await self._call("invoke", task, tool, kwargs)
+
     async def verify(self, task: Task, solution: Any) -> Outcome:
         """The environment's full ``verify`` of a final answer (hidden answers included)."""
         out: Outcome = await self._call("verify", task, solution)

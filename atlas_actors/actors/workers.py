@@ -91,6 +91,10 @@ class EnvironmentWorker:
         """Restore ``state``, apply ``action`` (idempotent: the state is restored first)."""
         return await self._evaluator(task.domain).transition(task, state, action)
 
+    async def invoke(self, task: Task, tool: str, kwargs: dict[str, Any]) -> Any:
+        """Call one of the task's environment's tools (see ``Toolbox``)."""
+        return await self._evaluator(task.domain).invoke(task, tool, **kwargs)
+
     async def holds(self, task: Task) -> bool:
         """Whether this worker has ``task``'s environment ready."""
         ev = self._evaluators.get(task.domain)

@@ -23,12 +23,13 @@ Example::
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shlex
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -314,6 +315,65 @@ class SWEEnvironment(TaskHolder):
                 "patch": self._agent_patch,
                 "steps": self._steps,
             }
+
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Workspace]:
+        """The workspace for a tool that runs its own scripts on the tree (fault
+        localisation, batch candidate runs): held alone until the block ends. The agent's
+        state is kept (its patch saved first) and put back before its next action."""
+        async with self._lock:
+            if self._tree == "agent" and self._agent_dirty:
+                self._agent_patch = await self._diff()
+                self._agent_dirty = False
+            self._tree = "verify"  # whatever the tool leaves, the agent's tree is restored
+            yield self.workspace
+
+    # ---------------------------------------------------------------- tools
+
+    tools = frozenset({"localize", "try_candidates", "read_files"})
+    """Methods a search may call through its stepper (``invoke``): the offline repair
+    proposer's fault localisation, fast candidate runs and file reads."""
+
+    async def localize(self, formula: str = "ochiai") -> Any:
+        """Rank suspicious lines by the tests' coverage (see
+        :func:`atlas_actors.swe.repair.localize.localize`; cached per instance)."""
+        from atlas_actors.swe.repair.localize import localize
+
+        return await localize(self, formula=formula)  # type: ignore[arg-type]
+
+    async def try_candidates(
+        self, candidates: Sequence[Any], tests: Sequence[str] | None = None
+    ) -> list[Any]:
+        """Run candidate patches fast, failing tests first, one fork per candidate (see
+        :class:`atlas_actors.swe.repair.batch.BatchEvaluator`); the localisation's test
+        times set the per-test timeouts."""
+        from atlas_actors.swe.repair.batch import BatchEvaluator
+
+        baseline = await self.localize()
+        return await BatchEvaluator().evaluate(
+            self, None, candidates, tests=tests, baseline=baseline
+        )
+
+    async def read_files(
+        self, paths: Sequence[str], state: dict[str, Any] | None = None
+    ) -> dict[str, str | None]:
+        """The text of ``paths`` at ``state`` (default: the base commit); None for a path
+        that is not a file there."""
+        patch = self.solution_of(state or {})
+        out: dict[str, str | None] = {}
+        async with self.exclusive():
+            failed = await self._restore(patch)
+            if failed is not None:
+                raise InvalidSolutionError(f"state patch does not apply: {failed.output[-2000:]}")
+            for rel in paths:
+                path = self._path(rel)
+                r = await self._run(f"test -f {shlex.quote(path)}")
+                if not r.ok:
+                    out[rel] = None
+                    continue
+                data = await self.workspace.read_file(path)
+                out[rel] = data.decode("utf-8", errors="surrogateescape")
+        return out
 
     @staticmethod
     def solution_of(state: dict[str, Any]) -> str:

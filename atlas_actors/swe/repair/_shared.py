@@ -144,14 +144,11 @@ def resolve_instance(target: Target, instance: SWEInstance | None) -> SWEInstanc
 
 @asynccontextmanager
 async def workspace_of(target: Target) -> AsyncIterator[Workspace]:
-    """The workspace to run in. For an environment, its agent state (the cumulative patch)
-    is saved first and put back afterwards (our scripts leave the tree at the base)."""
+    """The workspace to run in. For an environment, its workspace held alone
+    (:meth:`SWEEnvironment.exclusive`: no verify or agent action runs meanwhile; the agent's
+    state is put back before its next action)."""
     if not isinstance(target, SWEEnvironment):
         yield target
         return
-    state = await target.get_state()
-    try:
-        yield target.workspace
-    finally:
-        if state.get("patch"):
-            await target.set_state(state)
+    async with target.exclusive() as ws:
+        yield ws
