@@ -265,6 +265,9 @@ class TaskResult(_Model):
     feedback: str = ""
     usage: dict[str, float] = Field(default_factory=dict)
     """LLM usage: calls, tokens_in, tokens_out, retries, cost."""
+    path: list[dict[str, str]] = Field(default_factory=list)
+    """Tree search: the actions from the root to the answer, each ``{"label", "source"}``
+    (``source`` ``offline:<family>`` for the repair operators, ``llm``, ``memory``)."""
     routing: dict[str, Any] | None = None
     """The router's decision: ``strategy``, ``rule``, ``similarity``, ``reason``."""
     stats: dict[str, float] = Field(default_factory=dict)

@@ -41,7 +41,6 @@ import logging
 import posixpath
 import random
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,7 +53,7 @@ from atlas_actors.llm.client import LLMClient
 from atlas_actors.llm.proposers import SAMPLE_SLOTS, draw_sample_index
 from atlas_actors.llm.usage import Usage, UsageLedger
 from atlas_actors.resources import AsyncResource
-from atlas_actors.search.base import NodeView, ProposedAction, Stepper, Transition
+from atlas_actors.search.base import NodeView, Proposals, ProposedAction, Stepper, Transition
 from atlas_actors.search.tree import action_key
 from atlas_actors.swe.actions import (
     ApplyPatch,
@@ -82,15 +81,6 @@ _FIELDS = {
 }
 """The fields of each action kind."""
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
-
-
-class Proposals(list[ProposedAction]):
-    """What :meth:`LLMActionProposer.propose` returns: the proposals, best first, and
-    why any part of the model's answers could not be used (``problems``)."""
-
-    def __init__(self, items: Sequence[ProposedAction] = (), problems: Sequence[str] = ()) -> None:
-        super().__init__(items)
-        self.problems: list[str] = list(problems)
 
 
 # ----------------------------------------------------------------------------- parsing

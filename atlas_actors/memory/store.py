@@ -119,6 +119,12 @@ def experience_from_result(
     task again is a no-op.
     """
     solved = result.checks_passed
+    if not edit_families:
+        edit_families = [
+            step["source"].removeprefix("offline:")
+            for step in result.path
+            if step.get("source", "").startswith("offline:")
+        ]
     chosen: Any = strategy or result.strategy
     if chosen not in ("direct", "adapt", "evolutionary", "mcts"):
         chosen = "evolutionary"

@@ -9,6 +9,7 @@ to these protocols, so an actor pool is just another implementation.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -139,6 +140,16 @@ class ActionProposer(Protocol):
         ...
 
 
+class Proposals(list[ProposedAction]):
+    """A proposer's answer: the proposals, best first, and why (part of) the answer could
+    not be used (``problems``). An empty list with problems is a failed expansion (the
+    node is asked again); an empty list without is "no more ideas"."""
+
+    def __init__(self, items: Sequence[ProposedAction] = (), problems: Sequence[str] = ()) -> None:
+        super().__init__(items)
+        self.problems: list[str] = list(problems)
+
+
 def coerce_proposals(raw: object) -> tuple[list[ProposedAction], list[str]]:
     """The valid proposals in a proposer's answer, and what was wrong with the rest.
 
@@ -170,6 +181,7 @@ __all__ = [
     "ActionProposer",
     "Assessor",
     "NodeView",
+    "Proposals",
     "ProposedAction",
     "Proposer",
     "Scorer",

@@ -17,7 +17,6 @@ does. Deterministic for a seed.
 
 from __future__ import annotations
 
-import random
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -25,7 +24,6 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.environments.base import Evaluator
-from atlas_actors.search.base import NodeView, ProposedAction
 from atlas_actors.search.mind_evolution import derive_rng, solution_key
 from atlas_actors.types import Candidate, Experience, Task
 
@@ -140,28 +138,3 @@ class DirectSolver:
 
 def _settles(c: Candidate) -> bool:
     return c.outcome is not None and c.outcome.success and not c.outcome.doubted
-
-
-class SeededProposer:
-    """An :class:`~atlas_actors.search.base.ActionProposer` that offers remembered
-    actions first: at the root, the ``seeds`` (e.g. remembered patches as
-    ``apply_patch`` actions) not yet tried come before the wrapped proposer's ideas.
-    Everything else goes to ``inner`` (its usage counters included)."""
-
-    def __init__(self, inner: Any, seeds: Sequence[ProposedAction]) -> None:
-        self.inner = inner
-        self.seeds = list(seeds)
-
-    def __getattr__(self, name: str) -> Any:  # usage, pop_usage, aclose, ...
-        return getattr(self.inner, name)
-
-    async def propose(
-        self, task: Task, node: NodeView, k: int, rng: random.Random
-    ) -> list[ProposedAction]:
-        out: list[ProposedAction] = []
-        if node.depth == 0:
-            tried = {solution_key(a) for a in node.tried}
-            out = [s for s in self.seeds if solution_key(s.action) not in tried][:k]
-        if len(out) < k:
-            out += await self.inner.propose(task, node, k - len(out), rng)
-        return out

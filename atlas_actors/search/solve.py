@@ -26,8 +26,9 @@ from atlas_actors.environments.registry import DomainSpec, get_domain, require_d
 from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_resources
 from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
-from atlas_actors.search.direct import DirectResult, DirectSolver, SeededProposer
+from atlas_actors.search.direct import DirectResult, DirectSolver
 from atlas_actors.search.mind_evolution import MindEvolutionSearch
+from atlas_actors.search.proposers import SeededProposer
 from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
 
 ProgressFn = Callable[[str, Any], object]
@@ -171,6 +172,15 @@ def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]
     ]
 
 
+def _remembered_families(remembered: list[Experience]) -> list[str]:
+    """Edit families that fixed the remembered similar tasks, most frequent first."""
+    counts: dict[str, int] = {}
+    for e in remembered:
+        for f in e.edit_families:
+            counts[f] = counts.get(f, 0) + 1
+    return sorted(counts, key=lambda f: (-counts[f], f))
+
+
 def _patch_action(patch: str) -> ProposedAction:
     return ProposedAction(
         action={"kind": "apply_patch", "patch": patch},
@@ -283,6 +293,8 @@ async def _solve_mcts(
             "llm_calls": stats.llm_calls,
         },
     )
+    if result.best_node is not None:
+        out.path = _path_to(result.tree.nodes, result.best_node)
     finished = [c for c in result.finished if c.outcome is not None and c.outcome.success]
     await _finish(task, out, result.best, finished, spec, evaluator)
     _add_usage(out, proposer, task.id)
@@ -315,10 +327,26 @@ async def _finish(
         await reporter(task, candidates, out, verifier)
 
 
+def _path_to(nodes: list[Any], node_id: int) -> list[dict[str, str]]:
+    """The actions from the root to node ``node_id``: ``{"label", "source"}`` each."""
+    path: list[dict[str, str]] = []
+    node = nodes[node_id]
+    while node.parent is not None:
+        path.append({"label": node.label, "source": node.source})
+        node = nodes[node.parent]
+    return path[::-1]
+
+
 def _add_usage(out: TaskResult, proposer: Any, task_id: str) -> None:
+    """The proposer's LLM usage and its own counters (``report``) for the task."""
     pop_usage = getattr(proposer, "pop_usage", None)
     if pop_usage is not None:
-        out.usage = dict(pop_usage(task_id).as_dict())
+        usage = pop_usage(task_id)
+        if usage is not None:
+            out.usage = dict(usage.as_dict())
+    report = getattr(proposer, "report", None)
+    if callable(report):
+        out.stats.update(report(task_id))
 
 
 def readable(solution: Any) -> str | None:

@@ -6,6 +6,7 @@ when a SWE task is searched).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from atlas_actors.config import LLMConfig
@@ -22,13 +23,16 @@ def make_proposer(
     *,
     stepper: Stepper | None = None,
     mode: ProposerMode = "auto",
+    remembered_families: Sequence[str] = (),
 ) -> Any:
     """The action proposer for one tree search of a SWE task.
 
     ``mode``: ``offline`` (the repair operators), ``llm`` (needs ``llm``), ``hybrid``
     (both, into one tree), ``auto`` (``llm`` when ``llm`` is given, else ``offline``).
     ``stepper`` lets the proposer look at the repository (the LLM's views and searches;
-    the offline proposer's fault localisation)."""
+    the offline proposer's fault localisation and screening: it must also be a
+    ``Toolbox``). ``remembered_families``: edit families that fixed similar tasks (their
+    prior is raised)."""
     if mode not in ("auto", "offline", "llm", "hybrid"):
         raise ConfigError(f"mode={mode!r}: allowed 'auto', 'offline', 'llm', 'hybrid'")
     if mode == "auto":
@@ -38,10 +42,30 @@ def make_proposer(
     if mode == "llm":
         assert llm is not None
         return _llm_proposer(llm, stepper)
-    raise ConfigError(
-        f"task {task.id}: the {mode} SWE proposer is not available in this build; grade "
-        "patches made elsewhere with `atlas-actors swe-eval`"
-    )
+    offline = _offline_proposer(task, stepper, remembered_families)
+    if mode == "offline":
+        return offline
+    assert llm is not None
+    from atlas_actors.search.proposers import MixedProposer
+
+    return MixedProposer([_llm_proposer(llm, stepper), offline])
+
+
+REMEMBERED_BOOST = 2.0
+"""How much a remembered edit family's prior is raised."""
+
+
+def _offline_proposer(task: Task, stepper: object, families: Sequence[str]) -> Any:
+    from atlas_actors.environments.base import Toolbox
+    from atlas_actors.swe.repair.proposer import OfflineRepairProposer
+
+    if not isinstance(stepper, Toolbox):
+        raise ConfigError(
+            f"task {task.id}: the offline repair proposer needs the environment's tools "
+            f"(a LocalEvaluator or an EnvironmentPool), got {type(stepper).__name__}"
+        )
+    boost = dict.fromkeys(families, REMEMBERED_BOOST)
+    return OfflineRepairProposer(stepper, family_boost=boost)
 
 
 def _llm_proposer(llm: LLMConfig, stepper: Stepper | None) -> Any:

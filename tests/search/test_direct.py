@@ -14,7 +14,8 @@ from atlas_actors.config import MindEvolutionConfig
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.memory.session import MemorySession
 from atlas_actors.search.base import NodeView, ProposedAction
-from atlas_actors.search.direct import DirectSolver, SeededProposer
+from atlas_actors.search.direct import DirectSolver
+from atlas_actors.search.proposers import SeededProposer
 from atlas_actors.search.solve import solve_task
 from atlas_actors.types import Experience, Outcome, Task
 
