@@ -1,0 +1,1 @@
+"""The SWE domain: repositories, instances, grading and offline program repair."""

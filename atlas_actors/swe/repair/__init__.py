@@ -1,0 +1,1 @@
+"""Offline program repair: edit operators (and, later, fault localisation) with no LLM."""
