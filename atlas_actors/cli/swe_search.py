@@ -112,6 +112,13 @@ def add_parser(sub: Any) -> None:
         help="nodes expanded and tested at once per instance (default: 4)",
     )
     s.add_argument(
+        "--rollout-depth",
+        type=int,
+        metavar="N",
+        help="steps of a rollout from a promising node (default: 5 for llm, as SWE-Search; "
+        "0 for offline and hybrid, whose fast screen already looks ahead)",
+    )
+    s.add_argument(
         "--max-cost",
         type=float,
         metavar="X",
@@ -203,7 +210,13 @@ def resolve_proposer(args: argparse.Namespace) -> tuple[str, str]:
 
 def search_settings(args: argparse.Namespace, proposer: str) -> SWESearchConfig:
     children = args.children or (1 if proposer == "llm" else 4)
+    rollout = args.rollout_depth
+    if rollout is None:
+        rollout = 5 if proposer == "llm" else 0
+    if rollout < 0:
+        raise ConfigError(f"--rollout-depth {rollout}: must be 0 or more")
     return SWESearchConfig(
+        rollout_depth=rollout,
         max_expansions=args.max_expansions,
         time_limit_s=args.time_limit,
         children_per_expansion=children,

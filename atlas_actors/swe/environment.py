@@ -345,14 +345,16 @@ class SWEEnvironment(TaskHolder):
         self, candidates: Sequence[Any], tests: Sequence[str] | None = None
     ) -> list[Any]:
         """Run candidate patches fast, failing tests first, one fork per candidate (see
-        :class:`atlas_actors.swe.repair.batch.BatchEvaluator`); the localisation's test
+        :class:`atlas_actors.swe.repair.batch.BatchEvaluator`): every FAIL_TO_PASS test,
+        then the PASS_TO_PASS ones up to the first that fails; the localisation's test
         times set the per-test timeouts."""
         from atlas_actors.swe.repair.batch import BatchEvaluator
 
         baseline = await self.localize()
-        return await BatchEvaluator().evaluate(
-            self, None, candidates, tests=tests, baseline=baseline
-        )
+        # every failing test runs (which of them an edit fixes is the signal); the
+        # passing ones stop at the first regression
+        evaluator = BatchEvaluator(keep_going=len(self.instance.FAIL_TO_PASS))
+        return await evaluator.evaluate(self, None, candidates, tests=tests, baseline=baseline)
 
     async def read_files(
         self, paths: Sequence[str], state: dict[str, Any] | None = None

@@ -176,6 +176,10 @@ class BatchOptions(_Model):
     """Collection timeout: at least this, or ``timeout_factor`` x the baseline collection."""
     fail_fast: bool = True
     """Stop a candidate at its first test that does not pass."""
+    keep_going: int = Field(default=0, ge=0)
+    """With ``fail_fast``, the first this many tests of the order run whatever happens
+    (a search passes the FAIL_TO_PASS count: which of the failing tests an edit fixes is
+    the signal; the regressions after the first are not)."""
     fastest_first: bool = False
     """Default test order: within FAIL_TO_PASS and within PASS_TO_PASS, by baseline time
     (fastest first) instead of the instance's order (which is deterministic)."""
@@ -340,6 +344,7 @@ class BatchEvaluator:
             "timeouts": timeouts,
             "collect_timeout": collect,
             "fail_fast": o.fail_fast,
+            "keep_going": o.keep_going,
             "pytest_args": list(o.pytest_args),
             "file_limit_bytes": o.file_limit_mb * 1024 * 1024,
             "memory_bytes": o.memory_mb * 1024 * 1024,

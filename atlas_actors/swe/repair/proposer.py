@@ -12,11 +12,15 @@ For a node (a cumulative patch), the proposer:
    family's share of real fixes × the line's suspiciousness, × a remembered family's
    boost), so a child of a child composes two edits;
 4. screens the best ``screen`` of them fast (``try_candidates``: one container exec, one
-   fork per candidate, the failing tests first, stopping at the first failure);
-5. offers the best screened edits, untried ones first: edits that pass every selected
-   test, then those that got furthest (the failing tests run first, so passing more of
-   them is progress toward a fix), then by prior. The search then verifies its picks
-   fully (``score``) and spends its budget where the tests move.
+   fork per candidate: every failing test, then the passing ones up to the first that
+   breaks);
+5. offers only edits that **move the tests**: a candidate's progress is (failing tests
+   it fixes, passing tests kept before the first regression), and a child must make
+   more progress than its node (the root's is what the base does), so an edit that
+   changes nothing the tests see never becomes a node; among those, edits that pass
+   every test first, then by progress, then by prior. The search then verifies its
+   picks fully (``score``) and spends its budget where the tests move; a node whose
+   edits are all screened without progress has no more ideas.
 
 The screened ranking of a node is kept, so expanding the node again offers the next
 edits without screening again; when they run out, the next ``screen`` edits are
@@ -74,6 +78,11 @@ def remap_lines(old: str, new: str, scores: Mapping[int, float]) -> dict[int, fl
     return out
 
 
+Progress = tuple[int, int]
+"""(FAIL_TO_PASS tests that pass, PASS_TO_PASS tests that pass before the first that
+fails): larger is closer to a fix."""
+
+
 @dataclass
 class _Screened:
     action: dict[str, Any]
@@ -81,8 +90,7 @@ class _Screened:
     family: str
     prior: float
     passed: bool
-    progress: int
-    """Selected tests that passed before the first failure (failing tests run first)."""
+    progress: Progress
 
 
 @dataclass
@@ -130,20 +138,29 @@ class OfflineRepairProposer:
         self._localized: dict[str, dict[str, dict[int, float]]] = {}
         self._base_texts: dict[tuple[str, str], str | None] = {}
         self._plans: dict[tuple[str, str], _NodePlan] = {}
+        self._progress: dict[tuple[str, str], Progress] = {}
+        """(task, path of actions) -> the progress of the node they lead to, as screened."""
+        self._root_progress: dict[str, Progress] = {}
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
         self.passing: dict[str, set[str]] = {}
         """Distinct screened patches (node patch + edit) that passed every selected test."""
+        self.first_passing: dict[str, tuple[int, dict[str, str | None]]] = {}
+        """Per task: how many edits had been screened when the first one passed every
+        selected test, and that candidate's files (path -> text)."""
 
     # -- what the search reads ---------------------------------------------------------
 
     def report(self, task_id: str) -> dict[str, float]:
         """Counters for a task's result: edits screened, distinct passing patches (several
         different ones hint at weak tests)."""
-        return {
+        out = {
             "screened": float(self.screened.get(task_id, 0)),
             "passing_patches": float(len(self.passing.get(task_id, ()))),
         }
+        if task_id in self.first_passing:
+            out["first_passing_at"] = float(self.first_passing[task_id][0])
+        return out
 
     # -- proposing -----------------------------------------------------------------------
 
@@ -163,16 +180,20 @@ class OfflineRepairProposer:
             plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
             self._plans[key] = plan
         tried = {solution_key(a) for a in node.tried}
+        here = self._progress.get((task.id, solution_key(node.actions)))
+        if here is None:
+            here = self._root_progress.get(task.id, (0, 0)) if not node.actions else (0, 0)
         out: list[ProposedAction] = []
         while len(out) < k:
             while plan.ranked and len(out) < k:
                 s = plan.ranked.pop(0)
-                if solution_key(s.action) in tried:
+                if solution_key(s.action) in tried or not (s.passed or s.progress > here):
                     continue
+                self._progress[(task.id, solution_key([*node.actions, s.action]))] = s.progress
                 out.append(
                     ProposedAction(
                         action=s.action,
-                        prior=(1.0 if s.passed else 0.1 * (1 + s.progress)) + s.prior,
+                        prior=(1.0 if s.passed else 0.0) + 0.1 * s.progress[0] + s.prior,
                         label=s.label,
                         source=SOURCE_PREFIX + s.family,
                     )
@@ -182,11 +203,18 @@ class OfflineRepairProposer:
             await self._screen(task, node, patch, plan)
         return out
 
+    async def _failing_tests(self, task: Task) -> set[str]:
+        loc = await self.toolbox.invoke(task, "localize")  # cached by the environment
+        return set(loc.failing)
+
     async def _suspicious(self, task: Task) -> dict[str, dict[int, float]]:
         """Per file, the suspicious lines of the base (the most suspicious kept)."""
         found = self._localized.get(task.id)
         if found is None:
             loc = await self.toolbox.invoke(task, "localize")
+            # what the base does: its failing tests fail; its passing ones pass
+            kept = sum(1 for t in loc.tests if t.passing and t.test in set(loc.passing))
+            self._root_progress[task.id] = (0, kept)
             lines = sorted(loc.lines, key=lambda s: (-s.score, s.path, s.line))
             lines = [s for s in lines if s.score > 0][: self.max_lines]
             found = {}
@@ -240,20 +268,38 @@ class OfflineRepairProposer:
             CandidatePatch(files={**current, e.path: e.new_text}, label=e.label) for e in batch
         ]
         results = await self.toolbox.invoke(task, "try_candidates", candidates=candidates)
-        self.screened[task.id] = self.screened.get(task.id, 0) + len(batch)
-        screened: list[tuple[tuple[Any, ...], _Screened]] = []
-        for i, (edit, res) in enumerate(zip(batch, results, strict=True)):
+        f2p = await self._failing_tests(task)
+        before = self.screened.get(task.id, 0)
+        self.screened[task.id] = before + len(batch)
+        for n, res in enumerate(results):
+            if res.passed and task.id not in self.first_passing:
+                self.first_passing[task.id] = (before + n + 1, dict(candidates[n].files))
+        screened: list[_Screened] = []
+        for edit, res in zip(batch, results, strict=True):
             if not res.applied or not res.compiled:
                 continue
-            progress = sum(1 for t in res.tests if t.passed)
+            progress = _progress_of(res, f2p)
             action = {"kind": "apply_patch", "patch": edit.diff}
             s = _Screened(action, edit.label, edit.family, edit.prior, res.passed, progress)
             if res.passed:
                 self.passing.setdefault(task.id, set()).add(solution_key([patch, edit.diff]))
-            screened.append(((not res.passed, -progress, -edit.prior, i), s))
-        screened.sort(key=lambda x: x[0])
-        merged = [s for _, s in screened]
-        # earlier screens' leftovers stay ahead only when they are better
+            screened.append(s)
+        # the best first; earlier screens' leftovers stay ahead only when they are better
         plan.ranked = sorted(
-            [*plan.ranked, *merged], key=lambda s: (not s.passed, -s.progress, -s.prior)
+            [*plan.ranked, *screened],
+            key=lambda s: (not s.passed, -s.progress[0], -s.progress[1], -s.prior),
         )
+
+
+def _progress_of(result: Any, failing: set[str]) -> Progress:
+    """A screened candidate's progress: failing tests it fixes, and passing tests that
+    still pass before the first that does not (fail-fast stops there)."""
+    fixed = sum(1 for t in result.tests if t.test in failing and t.passed)
+    kept = 0
+    for t in result.tests:
+        if t.test in failing:
+            continue
+        if not t.passed:
+            break
+        kept += 1
+    return fixed, kept

@@ -95,11 +95,13 @@ class BatchPlugin(trace.StateHooks):
     """Registered in the pytest session: orders the selected tests, reports each test's
     start and verdict on the pipe, and stops the run at the first test that fails."""
 
-    def __init__(self, root: str, tests: list[str], fail_fast: bool) -> None:
+    def __init__(self, root: str, tests: list[str], fail_fast: bool, keep_going: int = 0) -> None:
         self.root = os.path.realpath(root)
         self.files = trace.RepoFiles(self.root)
         self.tests = tests
         self.fail_fast = fail_fast
+        self.keep_going = keep_going
+        """The first this many tests run even after a failure (fail-fast starts after)."""
         self.plan: list[int] = list(range(len(tests)))
         self.fd = -1
         self.pid = -1
@@ -197,7 +199,13 @@ class BatchPlugin(trace.StateHooks):
                 "message": state.message,
             },
         )
-        if self.fail_fast and state.outcome not in trace.PASSING and self.session is not None:
+        stops = self.index.get(nodeid, -1) >= self.keep_going
+        if (
+            self.fail_fast
+            and stops
+            and state.outcome not in trace.PASSING
+            and self.session is not None
+        ):
             self.session.shouldstop = "atlas: first failure"
 
 
@@ -256,7 +264,7 @@ def fresh_child(spec_path: str, fd: int, plan_text: str) -> None:
     root = job["root"]
     os.chdir(root)
     sys.path.insert(0, root)
-    plugin = BatchPlugin(root, job["tests"], bool(job["fail_fast"]))
+    plugin = BatchPlugin(root, job["tests"], bool(job["fail_fast"]), int(job.get("keep_going", 0)))
     plugin.attach(fd, [int(x) for x in plan_text.split(",") if x])
     sys.dont_write_bytecode = True  # the worker's warm-up wrote the unchanged modules'
     try:
@@ -446,6 +454,7 @@ class Worker:
         self.timeouts: list[float] = [float(t) for t in job["timeouts"]]
         self.collect_timeout = float(job["collect_timeout"])
         self.fail_fast = bool(job["fail_fast"])
+        self.keep_going = int(job.get("keep_going", 0))
         self.tmp = job["tmp"]
         self.stamps = _Stamps()
         self.mode = "fork"
@@ -453,7 +462,7 @@ class Worker:
         self.loaded: set[str] = set()
         self.config: Any = None
         self.session: Any = None
-        self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast)
+        self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast, self.keep_going)
         self.spec = os.path.join(self.tmp, "spec.json")
         self.guard: TreeGuard | None = None
 
@@ -727,7 +736,9 @@ class Worker:
                                 i, info["outcome"], info["message"], float(info["seconds"])
                             )
                             decided = decided or (
-                                self.fail_fast and info["outcome"] not in trace.PASSING
+                                self.fail_fast
+                                and i >= self.keep_going
+                                and info["outcome"] not in trace.PASSING
                             )
                         deadline = next_deadline(now)
                     elif kind == "E":
