@@ -197,7 +197,8 @@ def main() -> int:
     args = p.parse_args()
     out = anyio.run(main_async, args)
     print(
-        "\nkind       bugs resolved  first-pass med/p90  evals/s  verifies/bug  FL top1/top5  first=fix"
+        "\nkind       bugs resolved  first-pass med/p90  evals/s  verifies/bug  "
+        "FL top1/top5  first=fix"
     )
     for kind, s in [*out["by_kind"].items(), ("all", out["all"])]:
         med = s["first_passing_median"]
