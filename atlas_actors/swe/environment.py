@@ -28,7 +28,7 @@ import re
 import shlex
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -56,6 +56,7 @@ from atlas_actors.swe.grading import (
     graded_outcome,
     tail,
 )
+from atlas_actors.swe.images import PULL_POLICIES, PullPolicy, ensure_image
 from atlas_actors.swe.instances import SWEInstance
 from atlas_actors.swe.workspace import (
     IO_DIR,
@@ -101,6 +102,12 @@ class SWEEnvironment(TaskHolder):
             by default the container is reused after a hard reset of the repository
             and killing every leftover process, and replaced after a timeout.
         python_bin: interpreter for the bubblewrap backend (default: this process's).
+        pull: what ``reset`` does when the instance image is not on the engine
+            (:mod:`atlas_actors.swe.images`): ``"missing"`` (default) pulls it (once per
+            image per process, with the Docker config's credentials), ``"always"`` pulls
+            it once per process even when present, ``"never"`` raises ImageMissing.
+        labels: extra labels for this environment's containers (the CLI sets the
+            session label it reaps by).
     """
 
     def __init__(
@@ -119,7 +126,11 @@ class SWEEnvironment(TaskHolder):
         output_limit_bytes: int = 20_000_000,
         fresh_container_per_verify: bool = False,
         python_bin: str | None = None,
+        pull: PullPolicy = "missing",
+        labels: Mapping[str, str] | None = None,
     ) -> None:
+        if pull not in PULL_POLICIES:
+            raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
         if backend not in ("docker", "bubblewrap"):
             raise ConfigError(f"backend={backend!r}: allowed values are 'docker', 'bubblewrap'")
         for name, value in (
@@ -146,6 +157,8 @@ class SWEEnvironment(TaskHolder):
         self.output_limit_bytes = output_limit_bytes
         self.fresh_container_per_verify = fresh_container_per_verify
         self.python_bin = python_bin
+        self.pull: PullPolicy = pull
+        self.labels = dict(labels or {})
         self.run_label = new_run_label()
         """Label value of this environment's containers (see ``DockerClient.reap``)."""
         self._task: Task | None = None
@@ -217,12 +230,14 @@ class SWEEnvironment(TaskHolder):
                     client = DockerClient(self.docker_host, api_timeout_s=self.api_timeout_s)
                     await client.connect()
                     self._client = client
+                await ensure_image(self._client, instance.image, self.pull)
                 ws = DockerWorkspace(
                     self._client,
                     instance.image,
                     run=self.run_label,
                     limits=self.limits,
                     start_timeout_s=self.start_timeout_s,
+                    labels=self.labels,
                 )
             else:
                 if not instance.local_repo:
