@@ -639,6 +639,6 @@ async def _run_bounded(argv: Sequence[str], docker_host: str, timeout_s: float) 
     except TimeoutError:
         return f"'{' '.join(argv)}' did not answer in {timeout_s:g}s"
     if done.returncode != 0:
-        err = (done.stderr or done.stdout).decode(errors="replace").strip()
+        err = " ".join((done.stderr or done.stdout).decode(errors="replace").split())
         return f"'{' '.join(argv)}' failed: {err[:300]}"
     return None

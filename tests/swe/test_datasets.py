@@ -5,8 +5,6 @@ an unreachable or silent hub gives a clear, bounded error."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +20,7 @@ from atlas_actors.swe.instances import (
     make_eval_script,
     parse_instance,
 )
+from tests.swe.registry import SilentPort, free_port
 
 
 def _row(n: int = 1, **extra: Any) -> dict[str, Any]:
@@ -145,43 +144,15 @@ def test_the_conversion_advice_names_real_swebench_5_fields() -> None:
 @pytest.fixture
 def silent_server() -> Iterator[int]:
     """A TCP port on loopback that accepts connections and never answers."""
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(16)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        srv.settimeout(0.2)
-        while not stop.is_set():
-            try:
-                conn, _ = srv.accept()
-                held.append(conn)
-            except OSError:
-                continue
-
-    t = threading.Thread(target=accept, daemon=True)
-    t.start()
-    yield srv.getsockname()[1]
-    stop.set()
-    t.join(2)
-    for c in held:
-        c.close()
-    srv.close()
-
-
-def _closed_port() -> int:
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = int(s.getsockname()[1])
-    s.close()
-    return port
+    port = SilentPort()
+    yield port.port
+    port.close()
 
 
 def test_unreachable_hub_is_a_clear_quick_error(monkeypatch: pytest.MonkeyPatch) -> None:
     from huggingface_hub import constants
 
-    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    endpoint = f"http://127.0.0.1:{free_port()}"
     monkeypatch.setattr(constants, "ENDPOINT", endpoint)
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
     started = time.monotonic()
