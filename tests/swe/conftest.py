@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from atlas_actors.swe.instances import SWEInstance, load_example_instances
-from tests.swe.registry import LocalRegistry, free_port, push_unique_image
+from tests.swe.registry import LocalRegistry, free_port, push_unique_image, remove_local
 
 ROOT = Path(__file__).resolve().parents[2]
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -87,6 +87,7 @@ async def pushed_image(registry: LocalRegistry) -> AsyncIterator[str]:
     name = f"{registry.host}/atlas/textkit:{os.urandom(4).hex()}"
     await push_unique_image(TEST_IMAGE_BASE, name, blob_mb=4)
     yield name
+    await remove_local(name)  # whatever a test left pulled
 
 
 @pytest.fixture(scope="session")
