@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from atlas_actors.types import Strategy
+
 
 class _Config(BaseModel):
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
@@ -57,23 +59,93 @@ class MindEvolutionConfig(_Config):
 
 
 class SWESearchConfig(_Config):
-    """SWE-Search: MCTS with UCT selection and a discriminator value estimate."""
+    """SWE-Search (Antoniades et al. 2024): MCTS with UCT selection and a discriminator
+    value estimate, with the engine's additions (values in [0, 1], a table of seen states
+    across the tree, virtual loss for parallel expansions). Values are normalised to
+    [0, 1], so SWE-Search's penalties (moatless-tree-search's selector, on rewards in
+    [-100, 100]) appear here divided by the reward range of 200."""
 
     max_expansions: int = Field(default=100, ge=1)
+    """Budget: node expansions (one proposer call on one tree node each) per search."""
     ucb_constant: float = Field(default=1.414, ge=0.0)
+    """Exploration constant c of UCT (``Q + c·sqrt(ln N / n)``) or PUCT
+    (``Q + c·P·sqrt(N) / (1 + n)``); sqrt(2), UCB1's constant for values in [0, 1]."""
     max_depth: int = Field(default=20, ge=1)
+    """Nodes at this depth are not expanded (SWE-Search: 20)."""
     rollout_depth: int = Field(default=5, ge=0)
+    """Steps of a rollout from a promising node (0: no rollouts)."""
     use_discriminator: bool = True
+    """Estimate node values (and pick the final answer) with the discriminator; False:
+    values are the verifier's partial score and no rollouts run."""
     discriminator_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
-    """Nodes whose estimate is in the top fraction above this get a full rollout."""
+    """A new node whose value estimate is at least this gets a rollout
+    (``Discriminator.should_rollout``): only the promising nodes pay for one."""
+    time_limit_s: float | None = Field(default=None, gt=0.0)
+    """Budget: seconds of wall time for one ``search`` call (None = no cap). Expansions
+    running when it passes are cut off; what had completed is kept."""
+    max_cost: float | None = Field(default=None, ge=0.0)
+    """Budget: LLM cost of the proposer and the discriminator for this task, in the
+    usage's cost unit (``Usage.cost``, from the configured token prices); checked
+    between iterations, so one iteration may overrun it (None = no cap)."""
+    children_per_expansion: int = Field(default=1, ge=1)
+    """Actions asked from the proposer per expansion (SWE-Search expands one child per
+    iteration; cheap offline proposers want more)."""
+    max_children: int = Field(default=3, ge=1)
+    """Children a node may get over all its expansions (moatless-tree-search's
+    ``max_expansions`` per node: 3)."""
+    parallel_expansions: int = Field(default=4, ge=1)
+    """Nodes selected (with virtual loss), expanded and evaluated at once per iteration,
+    each on whichever environment actor is free (1 = the paper's sequential search)."""
+    concurrency: int | None = Field(default=None, ge=1)
+    """Environment calls (transitions, evaluations, rollout steps) in flight at once for
+    this search (None: no limit beyond ``parallel_expansions`` × children). The result
+    does not depend on it."""
+    selection: Literal["uct", "puct"] = "uct"
+    """``uct`` (SWE-Search) or ``puct`` (AlphaZero's rule, with the proposer's priors
+    normalised among siblings)."""
+    virtual_loss: float = Field(default=1.0, ge=0.0)
+    """Visits of value 0 added to a selected node and its ancestors until its expansion
+    is integrated (Chaslot et al. 2008), so parallel selections spread over branches."""
+    depth_penalty: float = Field(default=0.004, ge=0.0)
+    """Subtracted from an option's score as ``depth_penalty·sqrt(depth)`` of the node it
+    leads to (moatless: 0.8·sqrt(depth) on a range of 200)."""
+    duplicate_penalty: float = Field(default=0.125, ge=0.0)
+    """Subtracted as ``duplicate_penalty·d²`` for a node whose expansions reached ``d``
+    already-seen states (moatless: 25·d² on a range of 200)."""
+    repeat_penalty: float = Field(default=0.25, ge=0.0)
+    """Subtracted for a node whose action repeats its parent's action (moatless's
+    duplicate-action penalty: 50 on a range of 200)."""
+    max_failures_per_node: int = Field(default=3, ge=1)
+    """A node whose expansion failed this many times (the proposer raised or answered
+    garbage) is no longer expanded."""
+    stop_on_success: bool = True
+    """Stop as soon as a node's verifier outcome succeeds."""
+    call_timeout_s: float | None = Field(default=900.0, gt=0.0)
+    """Limit for one proposer call, transition, evaluation or value estimate; a call
+    that takes longer becomes feedback on its node (None = no limit)."""
+    max_observation_chars: int = Field(default=4000, ge=100)
+    """Observations and feedback kept per node (in the tree and shown to proposers)."""
 
 
 class RouterConfig(_Config):
-    """Task routing."""
+    """Task routing (``EnhancedTaskRouter``; the rules are in ``search/router.py``)."""
 
     similarity_threshold: float = Field(default=0.9, ge=0.0, le=1.0)
+    """A successful experience at least this similar is adapted (rule 1)."""
     use_domain_routing: bool = True
-    default_strategy: str = "evolutionary"
+    """Route by the task's domain (rule 3) when memory decides nothing."""
+    default_strategy: Strategy = "evolutionary"
+    """The strategy of a task no rule routes."""
+    strategy_match_threshold: float = Field(default=0.6, ge=0.0, le=1.0)
+    """Rule 2: successful experiences at least this similar vote on the strategy."""
+    strategy_match_min: int = Field(default=2, ge=1)
+    """Rule 2: a strategy match needs at least this many voters, all agreeing."""
+    strategy_match_votes: int = Field(default=3, ge=1)
+    """Rule 2: the most similar successful experiences that vote (at most this many)."""
+    max_experiences: int = Field(default=5, ge=0)
+    """Experiences handed to the chosen strategy (the most similar successful ones)."""
+    min_seed_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
+    """Experiences less similar than this are not handed to the strategy."""
 
 
 class LLMConfig(_Config):
@@ -127,7 +199,12 @@ class EngineConfig(_Config):
     max_retries: int = Field(default=3, ge=0)
     """Retries of idempotent work after an actor died or hung."""
     discriminators: int = Field(default=1, ge=0)
+    """Discriminator actors (value estimates for tree-search nodes; 0: in the searching
+    process)."""
     search: MindEvolutionConfig = Field(default_factory=MindEvolutionConfig)
+    """Mind Evolution settings (tasks whose strategy is ``evolutionary``: ARC)."""
+    mcts: SWESearchConfig = Field(default_factory=SWESearchConfig)
+    """Tree-search settings (tasks whose strategy is ``mcts``: SWE)."""
     seed: int = 0
     llm: LLMConfig | None = None
     """LLM endpoint for the proposers (None: the offline proposers)."""
@@ -155,6 +232,23 @@ class EngineConfig(_Config):
     environment_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per task domain for the environments the actors hold,
     e.g. ``{"arc": {"dataset": "kaggle2025"}}``."""
-    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 1})
+    proposer_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    """Options per task domain for the domain's proposer factory, e.g.
+    ``{"swe": {"mode": "hybrid"}}``."""
+    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 4})
     """Environments (tasks) each actor keeps ready per domain; domains not listed keep
-    64. SWE keeps 1: an actor holds one container at a time."""
+    64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree
+    searches it serves at once (the pool prefers actors that hold a task's container)."""
+    memory: str | None = None
+    """Path of the experience store (SQLite) the coordinator routes tasks with and
+    records finished tasks in; None: no memory (every task routed by its domain)."""
+    memory_reset: bool = False
+    """Move an unreadable or corrupt ``memory`` file aside and start a fresh store
+    (otherwise such a file is a clear error naming it)."""
+    router: RouterConfig = Field(default_factory=RouterConfig)
+    """Routing thresholds (used with ``memory``)."""
+    run_id: str | None = None
+    """Identifies this run's experiences in memory (re-recording a task is a no-op)."""
+    tree_dir: str | None = None
+    """Folder for tree-search trees (``<task id>.json``, written after every iteration
+    and resumed from); None: trees are not saved."""

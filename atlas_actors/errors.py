@@ -22,7 +22,9 @@ Hierarchy::
     │   └── ImagePullError                  an image could not be pulled (after retries)
     ├── LLMError(RuntimeError)              an LLM endpoint failed after retries
     │   └── LLMTimeout(TimeoutError)
-    └── ActorError(RuntimeError)            an actor pool could not complete work
+    ├── ActorError(RuntimeError)            an actor pool could not complete work
+    └── MemoryStoreError(RuntimeError)      the experience store failed
+        └── CorruptMemoryError              a memory file that is corrupt or unreadable
 """
 
 from __future__ import annotations
@@ -90,3 +92,12 @@ class LLMTimeout(LLMError, TimeoutError):
 
 class ActorError(AtlasError, RuntimeError):
     """An actor pool could not complete a piece of work after retries."""
+
+
+class MemoryStoreError(AtlasError, RuntimeError):
+    """The experience store (``atlas_actors.memory``) could not be opened or written."""
+
+
+class CorruptMemoryError(MemoryStoreError):
+    """A memory file is corrupt, unreadable or not a memory store; the message names the
+    file and the fixes (``--memory-reset``, another ``--memory PATH``, ``--no-memory``)."""

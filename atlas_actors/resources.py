@@ -1,6 +1,7 @@
 """Objects that hold resources: a base whose ``async with`` closes them on exit, and the
-proposers shared per process (one per domain and LLM endpoint, so one concurrency limit,
-connection pool and response cache serve every task a process searches)."""
+objects shared per process (LLM proposers and clients, one per domain and endpoint, so
+one concurrency limit, connection pool and response cache serve every task a process
+searches)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ _lock = threading.Lock()
 _shared: dict[Hashable, Any] = {}
 
 
-def shared_proposer(key: Hashable, factory: Callable[[], Any]) -> Any:
-    """The proposer kept under ``key`` in this process, made by ``factory`` on first use."""
+def shared_resource(key: Hashable, factory: Callable[[], Any]) -> Any:
+    """The object kept under ``key`` in this process, made by ``factory`` on first use."""
     with _lock:
         proposer = _shared.get(key)
         if proposer is None:
@@ -42,8 +43,8 @@ def shared_proposer(key: Hashable, factory: Callable[[], Any]) -> Any:
         return proposer
 
 
-async def close_shared_proposers() -> None:
-    """Close the shared proposers (their connection pools); call at the end of a run."""
+async def close_shared_resources() -> None:
+    """Close the shared objects (their connection pools); call at the end of a run."""
     with _lock:
         proposers = list(_shared.values())
         _shared.clear()

@@ -10,6 +10,7 @@ string, a patch as a string), so candidates serialise without custom encoders.
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -164,14 +165,58 @@ class Candidate(_Model):
 
 
 class Experience(_Model):
-    """A solved (or attempted) task remembered for later routing and seeding."""
+    """A finished task remembered for later routing, adaptation and seeding.
 
+    The store (:class:`atlas_actors.memory.MemorySystem`) fills ``fingerprint`` and
+    ``features`` when they are empty or stale, and keeps one row per ``id`` (recording the
+    same id twice keeps the first), so give a retried task's experience the same id.
+    """
+
+    id: str = Field(default_factory=new_id)
+    """Unique id; recording an experience with a stored id is a no-op."""
     task: Task
     solution: Any = None
+    """The best solution as data: a DSL program's JSON, Python source, a patch."""
     outcome: Outcome
+    """Its verdict: ``success`` and ``partial_score`` are what routing reads."""
     strategy: Strategy = "evolutionary"
-    evaluations: int = 0
-    seconds: float = 0.0
+    """The strategy that produced ``solution``."""
+    evaluations: int = Field(default=0, ge=0)
+    """Candidate evaluations spent on the task."""
+    seconds: float = Field(default=0.0, ge=0.0)
+    """Wall-clock seconds spent on the task."""
+    usage: dict[str, float] = Field(default_factory=dict)
+    """LLM usage: calls, tokens_in, tokens_out, cost (as in ``TaskResult.usage``)."""
+    edit_families: list[str] = Field(default_factory=list)
+    """SWE: the edit families / labels of the winning patch, when known."""
+    fingerprint: str = ""
+    """Hash of the task's content (not its id): equal for an exact repeat."""
+    features: dict[str, Any] = Field(default_factory=dict)
+    """Similarity features of the task and solution (``atlas_actors.memory.features``)."""
+    run_id: str | None = None
+    """The run that recorded it, when known."""
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
+    """When it was recorded (UTC)."""
+
+    @property
+    def domain(self) -> str:
+        """The task's domain."""
+        return self.task.domain
+
+    @property
+    def success(self) -> bool:
+        """Whether the remembered solution solved the task."""
+        return self.outcome.success
+
+    @property
+    def score(self) -> float:
+        """The solution's partial score in [0, 1]."""
+        return self.outcome.partial_score
+
+    @property
+    def llm_cost(self) -> float:
+        """LLM cost spent on the task (``usage["cost"]``; 0 when unknown)."""
+        return float(self.usage.get("cost", 0.0))
 
 
 class RoutingDecision(_Model):
@@ -179,10 +224,15 @@ class RoutingDecision(_Model):
 
     strategy: Strategy
     reason: str = ""
+    """One line: which rule fired and on what evidence."""
     similarity: float = Field(default=0.0, ge=0.0, le=1.0)
-    """Highest similarity to a remembered experience."""
+    """Highest similarity to a remembered successful experience (0 without memory)."""
     experiences: list[Experience] = Field(default_factory=list)
-    """Remembered experiences the strategy may start from."""
+    """Remembered experiences the strategy may start from, most similar first."""
+    similarities: list[float] = Field(default_factory=list)
+    """The similarity of each of ``experiences``, in the same order."""
+    rule: str = ""
+    """The rule that fired: ``adapt``, ``strategy_match``, ``domain`` or ``default``."""
 
 
 class TaskResult(_Model):
@@ -192,6 +242,10 @@ class TaskResult(_Model):
     domain: str = "generic"
     solved: bool | None = None
     """Verified against the hidden answers; None when they are unknown."""
+    checks_passed: bool = False
+    """The best solution passed every check the search could see (ARC: every train
+    pair; SWE: every visible graded test). Unlike ``solved`` this uses no hidden answer,
+    so it is what memory learns from."""
     train_fitness: float = 0.0
     """Fraction of what the search could check that the best solution gets right
     (ARC: train pairs exactly right; 1.0 = all)."""
@@ -211,5 +265,13 @@ class TaskResult(_Model):
     feedback: str = ""
     usage: dict[str, float] = Field(default_factory=dict)
     """LLM usage: calls, tokens_in, tokens_out, retries, cost."""
+    path: list[dict[str, str]] = Field(default_factory=list)
+    """Tree search: the actions from the root to the answer, each ``{"label", "source"}``
+    (``source`` ``offline:<family>`` for the repair operators, ``llm``, ``memory``)."""
+    routing: dict[str, Any] | None = None
+    """The router's decision: ``strategy``, ``rule``, ``similarity``, ``reason``."""
+    stats: dict[str, float] = Field(default_factory=dict)
+    """The search's own counters (tree search: expansions, nodes, duplicates,
+    failures, rollouts, finished nodes, LLM calls)."""
     error: str | None = None
     """Set when the task could not be searched (bad input, infrastructure fault)."""

@@ -50,10 +50,20 @@ def record(out: Path, budget: int, seed: int, workers: int | None) -> None:
         ]  # fmt: skip
         if workers is not None:
             cmd += ["--workers", str(workers)]
+        if _has_flag(env, "--no-memory"):  # builds with memory: search every task cold
+            cmd.append("--no-memory")
         if (target / "results.jsonl").exists():
             cmd.append("--resume")
         print("+", " ".join(cmd), file=sys.stderr, flush=True)
         subprocess.run(cmd, check=True, env=env, cwd=ROOT)
+
+
+def _has_flag(env: dict[str, str], flag: str) -> bool:
+    out = subprocess.run(
+        [sys.executable, "-m", "atlas_actors.cli", "arc", "--help"],
+        env=env, cwd=ROOT, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return flag in out.stdout
 
 
 def _load(run: Path) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:

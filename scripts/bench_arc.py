@@ -99,6 +99,7 @@ def main() -> int:
             "--out",
             str(out),
             "--quiet",
+            "--no-memory",  # each task searched cold: a benchmark measures the search
         ]
         if args.workers:
             argv += ["--workers", str(args.workers)]

@@ -9,6 +9,13 @@ from typing import Any
 import pytest
 
 
+@pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test gets its own user cache folder: the experience memory the CLI opens by
+    default (and other caches) never carries over between tests or from the machine."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[Any]:
     """A local Ray instance shared by every test that needs one (started lazily)."""

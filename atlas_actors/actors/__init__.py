@@ -18,7 +18,7 @@ from atlas_actors.actors.pool import (
     EnvironmentActor,
     EnvironmentPool,
 )
-from atlas_actors.actors.workers import EnvironmentWorker, FitnessScorer, ScorerWorker
+from atlas_actors.actors.workers import EnvironmentWorker, ScorerWorker
 
 __all__ = [
     "ActorPool",
@@ -28,7 +28,6 @@ __all__ = [
     "EnvironmentActor",
     "EnvironmentPool",
     "EnvironmentWorker",
-    "FitnessScorer",
     "Progress",
     "RayRuntime",
     "ScorerWorker",

@@ -11,6 +11,7 @@ their in-flight actor calls).
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
@@ -20,16 +21,25 @@ import anyio
 import ray
 
 from atlas_actors.actors.pool import DiscriminatorPool, EnvironmentPool
-from atlas_actors.actors.workers import EnvironmentFactory, ScorerFactory, process_info
+from atlas_actors.actors.workers import (
+    EnvironmentFactory,
+    ScorerFactory,
+    llm_judge_factory,
+    process_info,
+)
 from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
 from atlas_actors.environments.base import Evaluator
 from atlas_actors.errors import AtlasError
-from atlas_actors.search.solve import task_seed
+from atlas_actors.memory.session import MemorySession
+from atlas_actors.search.solve import task_seed, task_strategy
 from atlas_actors.types import Task, TaskResult
 
 
 class Solver(Protocol):
-    """What the coordinator runs per task (default: ``atlas_actors.search.solve.solve_task``)."""
+    """What the coordinator runs per task (default: ``atlas_actors.search.solve.solve_task``).
+
+    ``options`` are the tree-search settings the default solver takes (``mcts``,
+    ``discriminator``, ``tree_dir``, ``progress``); other solvers may ignore them."""
 
     def __call__(
         self,
@@ -39,13 +49,14 @@ class Solver(Protocol):
         config: MindEvolutionConfig,
         seed: int,
         llm: LLMConfig | None = None,
+        **options: Any,
     ) -> Awaitable[TaskResult]: ...
 
 
 def default_solver() -> Solver:
     from atlas_actors.search.solve import solve_task
 
-    return solve_task
+    return solve_task  # type: ignore[return-value]  # a superset of Solver's keywords
 
 
 class SearchCoordinator:
@@ -76,6 +87,8 @@ class SearchCoordinator:
         )
         self.discriminators: DiscriminatorPool | None = None
         if config.discriminators:
+            if scorer_factory is None and config.llm is not None:
+                scorer_factory = functools.partial(llm_judge_factory, config.llm)
             self.discriminators = DiscriminatorPool(
                 config.discriminators,
                 factory=scorer_factory,
@@ -92,12 +105,19 @@ class SearchCoordinator:
         self.max_concurrent_tasks = config.max_concurrent_tasks or per_worker * workers
         self._limiter: anyio.CapacityLimiter | None = None
         self._running: dict[str, float] = {}
+        self._search_stats: dict[str, dict[str, float]] = {}
+        self.memory = MemorySession(
+            config.memory, reset=config.memory_reset, router=config.router, run_id=config.run_id
+        )
+        """Routes every task; remembers finished ones when ``config.memory`` is set."""
+        """Per task: the latest counters of its tree search (running and finished)."""
         self.finished = 0
         self.solved = 0
         self.failed = 0
 
     async def start(self) -> dict[str, Any]:
-        """Start the actors; returns where everything runs."""
+        """Open memory (if configured), start the actors; returns where everything runs."""
+        await self.memory.open()
         self._limiter = anyio.CapacityLimiter(self.max_concurrent_tasks)
         envs = await self.environments.start()
         discs = await self.discriminators.start() if self.discriminators else []
@@ -116,9 +136,14 @@ class SearchCoordinator:
             self._running[task.id] = time.monotonic()
             started = time.monotonic()
             seed = task_seed(self.config.seed, task.id)
+            routing = None
             try:
-                if self.placement == "actors":
-                    result = await self._solve_on_actor(task, seed)
+                routing = await self.memory.route(task)
+                # a tree search spreads its expansions over the environment actors, so it
+                # runs here whatever the placement; a whole Mind Evolution search can run
+                # inside one actor
+                if self.placement == "actors" and task_strategy(task) != "mcts":
+                    result = await self._solve_on_actor(task, seed, routing)
                 else:
                     result = await self._solver_fn()(
                         task,
@@ -126,6 +151,12 @@ class SearchCoordinator:
                         config=self.config.search,
                         seed=seed,
                         llm=self.config.llm,
+                        mcts=self.config.mcts,
+                        discriminator=self.discriminators,
+                        tree_dir=self.config.tree_dir,
+                        progress=self._note_progress,
+                        proposer_options=self.config.proposer_options.get(task.domain, {}),
+                        routing=routing,
                     )
             except Exception as e:
                 result = TaskResult(
@@ -136,12 +167,23 @@ class SearchCoordinator:
                 )
             finally:
                 self._running.pop(task.id, None)
+        await self.memory.remember(task, result)
         self.finished += 1
         self.solved += bool(result.solved)
         self.failed += result.error is not None
         return result
 
-    async def _solve_on_actor(self, task: Task, seed: int) -> TaskResult:
+    def _note_progress(self, task_id: str, stats: Any) -> None:
+        """A tree search's counters after an iteration (read by :meth:`stats`)."""
+        self._search_stats[task_id] = {
+            "expansions": stats.expansions,
+            "nodes": stats.nodes,
+            "evaluations": stats.evaluations,
+            "llm_calls": stats.llm_calls,
+            "llm_cost": stats.llm_cost,
+        }
+
+    async def _solve_on_actor(self, task: Task, seed: int, routing: Any = None) -> TaskResult:
         """The whole search inside one environment actor (retried elsewhere if it dies)."""
         search = self.config.search
         timeout = None
@@ -151,7 +193,7 @@ class SearchCoordinator:
         elif search.max_evaluations is None:
             timeout = 24 * 3600.0  # unbounded search: only a day-long silence is a hang
         result: TaskResult = await self.environments.actors.call(
-            "solve", task, search, seed, self.config.llm, timeout_s=timeout
+            "solve", task, search, seed, self.config.llm, routing, timeout_s=timeout
         )
         return result
 
@@ -186,11 +228,19 @@ class SearchCoordinator:
         out.update(self.environments.stats())
         if self.discriminators is not None:
             out.update(self.discriminators.stats())
+        for key in ("expansions", "nodes", "llm_calls", "llm_cost"):
+            out[f"tree_{key}"] = sum(s[key] for s in self._search_stats.values())
+        out["routes"] = dict(self.memory.routes)
+        out["remembered"] = self.memory.recorded
         return out
 
     async def environment_actors(self) -> list[Any]:
         """Current environment actor handles (they change when actors are replaced)."""
         return self.environments.actors.actors
+
+    async def discriminator_actors(self) -> list[Any]:
+        """Current discriminator actor handles (empty without a discriminator pool)."""
+        return self.discriminators.actors.actors if self.discriminators is not None else []
 
     async def health_check(self, timeout_s: float = 30.0) -> dict[str, Any]:
         """Ping every actor, replacing dead or hung ones; returns their info."""
@@ -201,10 +251,11 @@ class SearchCoordinator:
         return {"coordinator": process_info(), "environments": envs, "discriminators": discs}
 
     async def aclose(self) -> None:
-        """Release the environments and kill the pools' actors."""
+        """Release the environments, kill the pools' actors, close memory."""
         await self.environments.aclose()
         if self.discriminators is not None:
             await self.discriminators.aclose()
+        self.memory.close()
 
 
 SearchCoordinatorActor = ray.remote(SearchCoordinator)

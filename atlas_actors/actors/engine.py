@@ -127,7 +127,8 @@ class Engine(AsyncResource):
     """Ray actors for environments and discriminators, a search coordinator, one API.
 
     ``environment_factory`` (picklable ``Task -> environment``), ``scorer_factory`` and
-    ``solver`` replace the defaults (``create_environment``, the fitness scorer and
+    ``solver`` replace the defaults (the registered domains' environments, the
+    discriminator's test-evidence scorer — the LLM judge when ``config.llm`` is set — and
     ``solve_task``): for custom domains and for tests.
     """
 
@@ -333,6 +334,11 @@ class Engine(AsyncResource):
     async def environment_actors(self) -> list[Any]:
         """The current environment actor handles."""
         actors: list[Any] = await self._coord().environment_actors.remote()
+        return actors
+
+    async def discriminator_actors(self) -> list[Any]:
+        """The current discriminator actor handles."""
+        actors: list[Any] = await self._coord().discriminator_actors.remote()
         return actors
 
     @property

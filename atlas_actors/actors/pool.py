@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,7 +39,9 @@ from atlas_actors.actors.workers import (
     ScorerFactory,
     ScorerWorker,
 )
+from atlas_actors.environments.base import Transition
 from atlas_actors.errors import ActorError
+from atlas_actors.search.base import ValueEstimate
 from atlas_actors.types import Candidate, Outcome, Task
 
 log = logging.getLogger(__name__)
@@ -135,6 +137,10 @@ class ActorPool:
         """Calls currently in flight on the pool's actors."""
         return sum(s.in_flight for s in self._slots)
 
+    def generation(self, index: int) -> int | None:
+        """The generation of the actor now in slot ``index`` (it grows on replacement)."""
+        return self._slots[index].generation if 0 <= index < len(self._slots) else None
+
     async def health_check(self, timeout_s: float = 30.0) -> list[dict[str, Any]]:
         """Ping every actor; replace those that are dead or do not answer in time.
 
@@ -175,7 +181,7 @@ class ActorPool:
 
     # -- dispatch ----------------------------------------------------------------------
 
-    async def _acquire(self, avoid: int | None) -> _Slot:
+    async def _acquire(self, avoid: int | None, prefer: Collection[int] = ()) -> _Slot:
         if self._released is None:
             raise ActorError(f"the {self.name} pool is not started (call await pool.start())")
         while True:
@@ -185,7 +191,9 @@ class ActorPool:
             if len(free) > 1 and avoid is not None:
                 free = [s for s in free if s.index != avoid] or free
             if free:
-                slot = min(free, key=lambda s: (s.in_flight, s.calls))
+                # least loaded first; among equals, a preferred actor (it holds the
+                # task's environment), then the one with the fewest calls
+                slot = min(free, key=lambda s: (s.in_flight, s.index not in prefer, s.calls))
                 slot.in_flight += 1
                 slot.calls += 1
                 return slot
@@ -218,11 +226,20 @@ class ActorPool:
         if slot.generation == generation:
             slot.ready = True
 
-    async def call(self, method: str, *args: Any, timeout_s: float | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        *args: Any,
+        timeout_s: float | None = None,
+        prefer: Collection[int] = (),
+        served: Callable[[int, int], None] | None = None,
+    ) -> Any:
         """Call ``method(*args)`` on the least-loaded actor; retry on actor faults.
 
         ``timeout_s`` overrides the pool's ``call_timeout_s`` for this call (a call
-        running longer is treated as a hung actor).
+        running longer is treated as a hung actor). Among equally loaded actors, those
+        whose slot index is in ``prefer`` go first; ``served(index, generation)`` is
+        called with the slot that answered.
 
         Application errors raised by the actor's method propagate unchanged (they are
         not retried). Cancelling the caller cancels the remote call.
@@ -234,7 +251,7 @@ class ActorPool:
                 self.retries += 1
                 # back off: an actor Ray is restarting fails fast until it is back
                 await anyio.sleep(min(2.0, 0.05 * 2**attempt))
-            slot = await self._acquire(avoid)
+            slot = await self._acquire(avoid, prefer)
             generation = slot.generation
             ref: Any = None
             try:
@@ -242,7 +259,10 @@ class ActorPool:
                     await self._wait_ready(slot)
                 ref = getattr(slot.actor, method).remote(*args)
                 with anyio.fail_after(timeout_s or self.call_timeout_s):
-                    return await ref
+                    result = await ref
+                if served is not None:
+                    served(slot.index, generation)
+                return result
             except _StartTimeout as e:
                 last = e
                 self._replace(slot, generation, kill=True, reason=f"start-up: {e}")
@@ -292,13 +312,18 @@ async def _close_actor(actor: Any) -> None:
 
 
 class EnvironmentPool:
-    """An :class:`~atlas_actors.environments.base.Evaluator` backed by environment actors.
+    """Environment actors as one :class:`~atlas_actors.environments.base.Evaluator`,
+    :class:`~atlas_actors.environments.base.Stepper` and
+    :class:`~atlas_actors.environments.base.Verifier`.
 
     ``evaluate(task, solutions)`` splits the solutions into chunks of at most
     ``batch_size`` (and no more chunks than needed to keep every actor busy), sends
     each chunk to the least-loaded actor, and returns the outcomes in order. Each actor
     keeps reset environments for the tasks it has seen, so one pool serves many
-    concurrent searches on different tasks.
+    concurrent searches on different tasks; among equally loaded actors, one that
+    already holds the task's environment (a SWE container) is preferred.
+    ``root``/``transition`` (tree search) and ``verify`` (final grading) go to one actor
+    each; a transition restores its state first, so any actor can serve any node.
     """
 
     def __init__(
@@ -328,6 +353,10 @@ class EnvironmentPool:
         """Solutions evaluated (each counted once, however many retries it took)."""
         self.calls = 0
         """Successful actor calls (chunks)."""
+        self.transitions = 0
+        """Actions applied (tree search), each counted once."""
+        self._holders: dict[str, dict[int, int]] = {}
+        """Task id -> {slot index: generation} of the actors that served it."""
         self._pool = ActorPool(
             lambda i: actor_cls.remote(*args),
             size,
@@ -352,6 +381,44 @@ class EnvironmentPool:
         size = min(self.batch_size, max(1, math.ceil(n / self._pool.size)))
         return [(i, min(n, i + size)) for i in range(0, n, size)]
 
+    def _prefer(self, task: Task) -> set[int]:
+        held = self._holders.get(task.id, {})
+        return {i for i, gen in held.items() if self._pool.generation(i) == gen}
+
+    def _served(self, task: Task) -> Callable[[int, int], None]:
+        def note(index: int, generation: int) -> None:
+            held = self._holders.setdefault(task.id, {})
+            held[index] = generation
+            if len(self._holders) > 4096:  # forget the oldest tasks
+                self._holders.pop(next(iter(self._holders)))
+
+        return note
+
+    async def _call(self, method: str, task: Task, *args: Any) -> Any:
+        return await self._pool.call(
+            method, task, *args, prefer=self._prefer(task), served=self._served(task)
+        )
+
+    async def root(self, task: Task) -> Transition:
+        """The task's initial state (tree search)."""
+        out: Transition = await self._call("root", task)
+        return out
+
+    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
+        """Restore ``state`` on some actor and apply ``action`` there."""
+        out: Transition = await self._call("transition", task, state, action)
+        self.transitions += 1
+        return out
+
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        """Call a tool of the task's environment on some actor (a ``Toolbox``)."""
+        return await self._call("invoke", task, tool, kwargs)
+
+    async def verify(self, task: Task, solution: Any) -> Outcome:
+        """The environment's full ``verify`` of a final answer (hidden answers included)."""
+        out: Outcome = await self._call("verify", task, solution)
+        return out
+
     async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
         solutions = list(solutions)
         ranges = self.chunks(len(solutions))
@@ -359,7 +426,7 @@ class EnvironmentPool:
 
         async def run(k: int, start: int, stop: int) -> None:
             chunk = solutions[start:stop]
-            outcomes: list[Outcome] = await self._pool.call("evaluate", task, chunk)
+            outcomes: list[Outcome] = await self._call("evaluate", task, chunk)
             if len(outcomes) != len(chunk):
                 raise ActorError(
                     f"environment actor returned {len(outcomes)} outcomes for {len(chunk)}"
@@ -380,6 +447,7 @@ class EnvironmentPool:
         return {
             "environment_actors": self._pool.size,
             "evaluations": self.evaluations,
+            "transitions": self.transitions,
             "calls": self.calls,
             "in_flight": self._pool.in_flight,
             "retries": self._pool.retries,
@@ -395,7 +463,9 @@ class EnvironmentPool:
 
 
 class DiscriminatorPool:
-    """A :class:`~atlas_actors.search.base.Scorer` backed by discriminator actors."""
+    """Discriminator actors as one :class:`~atlas_actors.search.base.Scorer` and
+    :class:`~atlas_actors.search.base.Assessor`: value estimates for the nodes of many
+    tree searches at once."""
 
     def __init__(
         self,
@@ -431,6 +501,12 @@ class DiscriminatorPool:
         value, reason = await self._pool.call("score", task, candidate)
         self.scored += 1
         return float(value), str(reason)
+
+    async def assess(self, task: Task, candidate: Candidate) -> ValueEstimate:
+        """A value estimate with explanation, confidence and source (an Assessor)."""
+        estimate: ValueEstimate = await self._pool.call("assess", task, candidate)
+        self.scored += 1
+        return estimate
 
     def stats(self) -> dict[str, int]:
         return {

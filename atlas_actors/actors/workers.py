@@ -16,11 +16,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from atlas_actors.config import LLMConfig, MindEvolutionConfig
-from atlas_actors.environments.base import MinimalEnvironment
+from atlas_actors.environments.base import MinimalEnvironment, Transition
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.environments.registry import create_environment
-from atlas_actors.search.base import Scorer
-from atlas_actors.types import Candidate, Outcome, Task, TaskResult
+from atlas_actors.search.base import Scorer, ValueEstimate
+from atlas_actors.types import Candidate, Outcome, RoutingDecision, Task, TaskResult
 
 EnvironmentFactory = Callable[[Task], MinimalEnvironment]
 """Makes a (not yet reset) environment for a task; must pickle (it crosses to actors)."""
@@ -79,15 +79,41 @@ class EnvironmentWorker:
         """One Outcome per solution, in order (idempotent: safe to retry)."""
         return await self._evaluator(task.domain).evaluate(task, solutions)
 
+    async def verify(self, task: Task, solution: Any) -> Outcome:
+        """The environment's full ``verify`` of a final answer (idempotent)."""
+        return await self._evaluator(task.domain).verify(task, solution)
+
+    async def root(self, task: Task) -> Transition:
+        """The task's initial state (tree search)."""
+        return await self._evaluator(task.domain).root(task)
+
+    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
+        """Restore ``state``, apply ``action`` (idempotent: the state is restored first)."""
+        return await self._evaluator(task.domain).transition(task, state, action)
+
+    async def invoke(self, task: Task, tool: str, kwargs: dict[str, Any]) -> Any:
+        """Call one of the task's environment's tools (see ``Toolbox``)."""
+        return await self._evaluator(task.domain).invoke(task, tool, **kwargs)
+
+    async def holds(self, task: Task) -> bool:
+        """Whether this worker has ``task``'s environment ready."""
+        ev = self._evaluators.get(task.domain)
+        return ev is not None and ev.holds(task)
+
     async def solve(
-        self, task: Task, config: MindEvolutionConfig, seed: int, llm: LLMConfig | None
+        self,
+        task: Task,
+        config: MindEvolutionConfig,
+        seed: int,
+        llm: LLMConfig | None,
+        routing: RoutingDecision | None = None,
     ) -> TaskResult:
         """Run a whole search here, against this worker's in-process evaluator
         (``placement="actors"``). Deterministic for a seed: safe to retry elsewhere."""
         from atlas_actors.search.solve import solve_task
 
         return await solve_task(
-            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm
+            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm, routing=routing
         )
 
     async def info(self) -> dict[str, Any]:
@@ -105,28 +131,41 @@ class EnvironmentWorker:
             await ev.aclose()
 
 
-class FitnessScorer:
-    """The simplest scorer: a candidate's own fitness (its verifier's partial score).
+def llm_judge_factory(llm: LLMConfig) -> Scorer:
+    """The LLM value judge for ``llm`` (a discriminator actor's backend with an LLM)."""
+    from atlas_actors.llm.judge import make_llm_judge
 
-    A stand-in until the LLM discriminator arrives; it never runs the candidate.
-    """
-
-    async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
-        fitness = candidate.fitness
-        if candidate.outcome is not None:
-            fitness = max(fitness, candidate.outcome.partial_score)
-        fitness = min(1.0, max(0.0, fitness))
-        return fitness, f"fitness {fitness:.3f} from the verifier"
+    judge: Scorer = make_llm_judge(llm)
+    return judge
 
 
 class ScorerWorker:
-    """Holds one scorer and delegates to it."""
+    """Holds one discriminator backend (a :class:`~atlas_actors.search.base.Scorer`, and
+    an :class:`~atlas_actors.search.base.Assessor` when it has ``assess``) and delegates
+    to it. Default backend: the offline test-evidence scorer (which reads a candidate's
+    verdict: test evidence for patches, the partial score otherwise)."""
 
     def __init__(self, factory: ScorerFactory | None = None) -> None:
-        self._scorer: Scorer = factory() if factory is not None else FitnessScorer()
+        if factory is None:
+            from atlas_actors.search.discriminator import TestEvidenceScorer
+
+            self._scorer: Scorer = TestEvidenceScorer()
+        else:
+            self._scorer = factory()
 
     async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
         return await self._scorer.score(task, candidate)
 
+    async def assess(self, task: Task, candidate: Candidate) -> ValueEstimate:
+        """A value estimate with its explanation, confidence and source."""
+        from atlas_actors.search.discriminator import Discriminator
+
+        return await Discriminator(self._scorer).assess(task, candidate)
+
     async def info(self) -> dict[str, Any]:
         return process_info()
+
+    async def aclose(self) -> None:
+        close = getattr(self._scorer, "aclose", None)
+        if close is not None:
+            await close()

@@ -19,7 +19,7 @@ from atlas_actors.types import Candidate, Task, TaskResult
 
 def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
     """The proposer for one search of an ARC task: the LLM program proposer for ``llm``
-    (shared per endpoint, see :func:`atlas_actors.resources.shared_proposer`), else a fresh
+    (shared per endpoint, see :func:`atlas_actors.resources.shared_resource`), else a fresh
     offline DSL proposer (it keeps per-search state, so each search gets its own and the
     same seed gives the same result however many searches ran before or beside it)."""
     if llm is None:
@@ -27,10 +27,10 @@ def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
 
         return DSLProposer()
     from atlas_actors.llm import make_llm_proposer
-    from atlas_actors.resources import shared_proposer
+    from atlas_actors.resources import shared_resource
 
     key = ("arc", llm.model_dump_json())
-    proposer: Proposer = shared_proposer(key, lambda: make_llm_proposer(llm))
+    proposer: Proposer = shared_resource(key, lambda: make_llm_proposer(llm))
     return proposer
 
 

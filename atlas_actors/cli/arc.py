@@ -13,13 +13,21 @@ from typing import Any
 from atlas_actors.cli.common import (
     RunProgress,
     add_engine_flags,
+    add_llm_flags,
+    add_memory_flags,
+    llm_config,
+    memory_path,
     positive_float,
     positive_int,
     prepare_out_dir,
     quantile,
+    routes_of,
+    run_id,
+    session_of,
+    split_ids,
     write_json_atomic,
 )
-from atlas_actors.config import EngineConfig, LLMConfig, MindEvolutionConfig
+from atlas_actors.config import EngineConfig, MindEvolutionConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import Task, TaskResult
 
@@ -112,34 +120,9 @@ def add_parser(sub: Any) -> None:
     out.add_argument("--quiet", action="store_true", help="no progress bar")
 
     add_engine_flags(arc)
+    add_memory_flags(arc)
 
-    llm = arc.add_argument_group("LLM proposer (optional)")
-    llm.add_argument(
-        "--llm-base-url",
-        metavar="URL",
-        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM) "
-        "or http://127.0.0.1:11434/v1 (Ollama); without it the offline DSL "
-        "proposer is used",
-    )
-    llm.add_argument("--model", default="default", help="model name at the endpoint")
-    llm.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="environment variable holding the API key (default: OPENAI_API_KEY)",
-    )
-    llm.add_argument(
-        "--max-concurrency",
-        type=positive_int,
-        default=16,
-        metavar="N",
-        help="LLM requests in flight at once (default: 16)",
-    )
-    llm.add_argument(
-        "--llm-cache",
-        metavar="DIR",
-        help="on-disk response cache (default: DIR/llm-cache under --out)",
-    )
+    add_llm_flags(arc, offline="the offline DSL proposer")
 
 
 def select_arc_tasks(args: argparse.Namespace) -> list[Task]:
@@ -152,7 +135,7 @@ def select_arc_tasks(args: argparse.Namespace) -> list[Task]:
         tasks = arc_dataset_tasks(args.dataset, args.split)
     tasks.sort(key=lambda t: t.id)
     if args.ids:
-        wanted = [i.strip() for chunk in args.ids for i in chunk.split(",") if i.strip()]
+        wanted = split_ids(args.ids)
         known = {t.id for t in tasks}
         missing = [i for i in wanted if i not in known]
         if missing:
@@ -181,12 +164,7 @@ def submission_of(results: Sequence[TaskResult]) -> dict[str, list[dict[str, Any
 
 
 async def iter_results(
-    tasks: list[Task],
-    *,
-    config: MindEvolutionConfig,
-    seed: int,
-    llm: LLMConfig | None,
-    args: argparse.Namespace,
+    tasks: list[Task], engine_config: EngineConfig, args: argparse.Namespace
 ) -> AsyncIterator[TaskResult]:
     """Solve ``tasks`` (through the actor engine unless ``--no-ray``), yielding results
     as they finish."""
@@ -194,21 +172,27 @@ async def iter_results(
         from atlas_actors.environments.local import LocalEvaluator
         from atlas_actors.search.solve import close_proposers, solve_task, task_seed
 
+        memory = await session_of(engine_config).open()
         evaluator = LocalEvaluator(max_tasks=4)
         try:
             for task in tasks:
-                yield await solve_task(
-                    task, evaluator, config=config, seed=task_seed(seed, task.id), llm=llm
+                result = await solve_task(
+                    task,
+                    evaluator,
+                    config=engine_config.search,
+                    seed=task_seed(engine_config.seed, task.id),
+                    llm=engine_config.llm,
+                    routing=await memory.route(task),
                 )
+                await memory.remember(task, result)
+                yield result
         finally:
             await evaluator.aclose()
             await close_proposers()
+            memory.close()
         return
     from atlas_actors.actors import Engine
 
-    engine_config = EngineConfig(
-        workers=args.workers, address=args.address, search=config, seed=seed, llm=llm
-    )
     async with Engine(engine_config) as engine:
         async for result in engine.solve_many(tasks):
             yield result
@@ -225,16 +209,17 @@ async def run_arc(args: argparse.Namespace) -> int:
     done = log.load() if args.resume else []
     done_ids = {r.task_id for r in done}
     todo = [t for t in tasks if t.id not in done_ids]
-    llm = None
-    if args.llm_base_url:
-        llm = LLMConfig(
-            base_url=args.llm_base_url,
-            model=args.model,
-            api_key_env=args.api_key_env,
-            max_concurrency=args.max_concurrency,
-            cache_dir=args.llm_cache or str(out_dir / "llm-cache"),
-        )
-    config = search_config(args)
+    llm = llm_config(args, out_dir)
+    engine_config = EngineConfig(
+        workers=args.workers,
+        address=args.address,
+        search=search_config(args),
+        seed=args.seed,
+        llm=llm,
+        memory=memory_path(args),
+        memory_reset=args.memory_reset,
+        run_id=run_id(out_dir),
+    )
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:
         console.print(
@@ -244,7 +229,7 @@ async def run_arc(args: argparse.Namespace) -> int:
     results = [r for r in done if r.task_id in {t.id for t in tasks}]
     started = time.monotonic()
     with RunProgress(console, len(tasks), len(tasks) - len(todo), results, label="ARC") as progress:
-        async for result in iter_results(todo, config=config, seed=args.seed, llm=llm, args=args):
+        async for result in iter_results(todo, engine_config, args):
             log.append(result)
             results.append(result)
             write_json_atomic(out_dir / "submission.json", submission_of(results))
@@ -285,6 +270,7 @@ def summarize(results: Sequence[TaskResult], wall_seconds: float) -> dict[str, A
         "p90_seconds": quantile(secs, 0.9),
         "evaluations": evals,
         "evaluations_per_second": evals / search_seconds if search_seconds else 0.0,
+        "routes": routes_of(results),
         "wall_seconds": wall_seconds,
         "usage": usage,
     }
@@ -307,6 +293,8 @@ def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
         "seconds per task", f"median {s['median_seconds']:.1f}, p90 {s['p90_seconds']:.1f}"
     )
     table.add_row("evaluations per second", f"{s['evaluations_per_second']:.0f}")
+    if s["routes"]:
+        table.add_row("routed", ", ".join(f"{k} {v}" for k, v in sorted(s["routes"].items())))
     for k, v in s["usage"].items():
         table.add_row(f"llm {k}", f"{v:g}")
     table.add_row("written to", str(out_dir))

@@ -12,10 +12,14 @@ import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from atlas_actors.config import EngineConfig, LLMConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import TaskResult
+
+if TYPE_CHECKING:
+    from atlas_actors.memory.session import MemorySession
 
 
 def positive_int(text: str) -> int:
@@ -57,6 +61,116 @@ def add_engine_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run in this process without Ray (one task at a time; for debugging)",
     )
+
+
+def add_memory_flags(p: argparse.ArgumentParser) -> None:
+    """The experience-memory flags (see ``atlas_actors.memory``)."""
+    g = p.add_argument_group("memory")
+    g.add_argument(
+        "--memory",
+        metavar="PATH",
+        help="experience store (SQLite) that routes tasks and remembers solutions "
+        "(default: $XDG_CACHE_HOME/atlas-actors/memory.sqlite3, else "
+        "~/.cache/atlas-actors/memory.sqlite3)",
+    )
+    g.add_argument(
+        "--no-memory",
+        action="store_true",
+        help="no memory: every task starts cold and nothing is remembered",
+    )
+    g.add_argument(
+        "--memory-reset",
+        action="store_true",
+        help="if the store is unreadable or corrupt, move it aside (NAME.corrupt-TIME) "
+        "and start a fresh one (otherwise that is an error naming the file)",
+    )
+
+
+def memory_path(args: argparse.Namespace) -> str | None:
+    """The experience store the flags choose, or None with ``--no-memory``."""
+    if args.no_memory:
+        if args.memory:
+            raise ConfigError("--memory and --no-memory: choose one")
+        return None
+    if args.memory:
+        return str(args.memory)
+    from atlas_actors.memory import default_memory_path
+
+    return str(default_memory_path())
+
+
+def routes_of(results: Sequence[TaskResult]) -> dict[str, int]:
+    """Tasks per routed strategy (``adapt``, ``direct``, ``evolutionary``, ``mcts``)."""
+    routes: dict[str, int] = {}
+    for r in results:
+        if r.routing:
+            key = str(r.routing.get("strategy"))
+            routes[key] = routes.get(key, 0) + 1
+    return routes
+
+
+def run_id(out_dir: Path) -> str:
+    """A run's id in memory: its output folder (a resumed run records under the same id,
+    so a task is never remembered twice)."""
+    return str(out_dir.resolve())
+
+
+def session_of(config: EngineConfig) -> MemorySession:
+    """The memory session a ``--no-ray`` run routes and remembers with (with Ray, the
+    search coordinator holds one made the same way)."""
+    from atlas_actors.memory.session import MemorySession
+
+    return MemorySession(
+        config.memory, reset=config.memory_reset, router=config.router, run_id=config.run_id
+    )
+
+
+def add_llm_flags(p: argparse.ArgumentParser, *, offline: str) -> None:
+    """The flags of an OpenAI-compatible LLM endpoint (``offline``: what runs without)."""
+    llm = p.add_argument_group("LLM (optional)")
+    llm.add_argument(
+        "--llm-base-url",
+        metavar="URL",
+        help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1 (vLLM) "
+        f"or http://127.0.0.1:11434/v1 (Ollama); without it {offline} is used",
+    )
+    llm.add_argument("--model", default="default", help="model name at the endpoint")
+    llm.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default: OPENAI_API_KEY)",
+    )
+    llm.add_argument(
+        "--max-concurrency",
+        type=positive_int,
+        default=16,
+        metavar="N",
+        help="LLM requests in flight at once (default: 16)",
+    )
+    llm.add_argument(
+        "--llm-cache",
+        metavar="DIR",
+        help="on-disk response cache (default: DIR/llm-cache under --out)",
+    )
+
+
+def llm_config(args: argparse.Namespace, out_dir: Path) -> LLMConfig | None:
+    """The LLM endpoint the flags name, or None without ``--llm-base-url``."""
+    if not args.llm_base_url:
+        return None
+    return LLMConfig(
+        base_url=args.llm_base_url,
+        model=args.model,
+        api_key_env=args.api_key_env,
+        max_concurrency=args.max_concurrency,
+        cache_dir=args.llm_cache or str(out_dir / "llm-cache"),
+    )
+
+
+def split_ids(values: Sequence[str]) -> list[str]:
+    """``--ids`` values (repeatable, comma-separated) as one list."""
+    return [i.strip() for chunk in values for i in chunk.split(",") if i.strip()]
 
 
 class ResultsLog:
@@ -154,13 +268,14 @@ class RunProgress:
             MofNCompleteColumn(),
             TextColumn("solved {task.fields[solved]}"),
             TextColumn("{task.fields[rate]}"),
+            TextColumn("{task.fields[note]}"),
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
             disable=console.quiet,
         )
         self.task = self.bar.add_task(
-            "tasks", total=total, completed=already, solved=self._solved(), rate=""
+            "tasks", total=total, completed=already, solved=self._solved(), rate="", note=""
         )
 
     def _solved(self) -> str:
@@ -173,6 +288,10 @@ class RunProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(None, None, None)
+
+    def note(self, text: str) -> None:
+        """Show ``text`` after the rate (e.g. a search's running counters)."""
+        self.bar.update(self.task, note=text)
 
     def __call__(self, result: TaskResult) -> None:
         self.new += 1

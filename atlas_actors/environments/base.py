@@ -192,3 +192,15 @@ class Stepper(Protocol):
         file) is a transition whose observation says why and whose state is unchanged,
         not an exception."""
         ...
+
+
+@runtime_checkable
+class Toolbox(Protocol):
+    """Calls a tool of a named task's environment: a method the environment lists in its
+    ``tools`` attribute (SWE: ``localize``, ``try_candidates``, ``read_files``), so a
+    proposer can use an environment that lives in an actor."""
+
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        """``await env.<tool>(**kwargs)`` on ``task``'s environment; ``ConfigError`` for a
+        tool the environment does not list."""
+        ...

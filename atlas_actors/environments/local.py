@@ -1,10 +1,12 @@
 """Environments kept in this process for many tasks: :class:`LocalEvaluator`.
 
-It implements the three interfaces a search and its report need, for any domain:
+It implements the interfaces a search and its report need, for any domain:
 :class:`~atlas_actors.environments.base.Evaluator` (score candidates as the search may
 see them), :class:`~atlas_actors.search.base.Stepper` (apply an action to a state, for
 tree search) and :class:`~atlas_actors.environments.base.Verifier` (grade a final
-answer). An environment actor holds one per domain; ``--no-ray`` runs use one directly.
+answer), and :class:`~atlas_actors.environments.base.Toolbox` (an environment's tools,
+for proposers). An environment actor holds one per domain; ``--no-ray`` runs use one
+directly.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import anyio
 from atlas_actors.environments.base import InteractiveEnvironment, MinimalEnvironment, Transition
 from atlas_actors.environments.base import ScoringEnvironment as _Scoring
 from atlas_actors.environments.registry import create_environment
-from atlas_actors.errors import InvalidSolutionError
+from atlas_actors.errors import ConfigError, InvalidSolutionError
 from atlas_actors.types import Outcome, Task
 
 
@@ -53,6 +55,10 @@ class LocalEvaluator:
         """Solutions scored so far."""
         self.transitions = 0
         """Actions applied so far."""
+
+    def holds(self, task: Task) -> bool:
+        """Whether ``task``'s environment is ready here (created and reset)."""
+        return task.id in self._envs
 
     async def environment(self, task: Task) -> MinimalEnvironment:
         """The (cached, reset) environment for ``task``."""
@@ -137,6 +143,18 @@ class LocalEvaluator:
             done=done,
             info=info,
         )
+
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        """Call ``tool`` (a method the environment lists in ``tools``) on ``task``'s
+        environment (a :class:`~atlas_actors.environments.base.Toolbox`)."""
+        env = await self.environment(task)
+        allowed: frozenset[str] = getattr(env, "tools", frozenset())
+        if tool not in allowed:
+            raise ConfigError(
+                f"task {task.id}: {type(env).__name__} has no tool {tool!r} "
+                f"(tools: {', '.join(sorted(allowed)) or 'none'})"
+            )
+        return await getattr(env, tool)(**kwargs)
 
     async def aclose(self) -> None:
         """Close every cached environment that holds resources."""

@@ -40,9 +40,14 @@ _REQUEST_SPECIFIC = frozenset({400, 413, 422})
 proposal is skipped instead of failing the search."""
 
 
-def _draw_index(rng: random.Random) -> int:
-    """A per-call base sample index from the search's rng (deterministic when seeded)."""
-    return rng.getrandbits(30) * 64
+SAMPLE_SLOTS = 64
+"""Sample indices one proposer call may use, from its drawn base index."""
+
+
+def draw_sample_index(rng: random.Random) -> int:
+    """A per-call base sample index from the search's rng (deterministic when seeded);
+    the call may use the ``SAMPLE_SLOTS`` indices from it."""
+    return rng.getrandbits(30) * SAMPLE_SLOTS
 
 
 class _TaskView:
@@ -134,7 +139,7 @@ class LLMProgramProposer(AsyncResource):
             completion = await self.client.complete(
                 messages,
                 n=n,
-                sample_index=_draw_index(rng),
+                sample_index=draw_sample_index(rng),
                 temperature=temperature,
                 usage=self.usage_for(task.id),
             )

@@ -71,3 +71,29 @@ class Usage(BaseModel):
         for u in usages:
             out.add(u)
         return out
+
+
+class UsageLedger:
+    """What an LLM-backed component spent: in total (:attr:`usage`) and per task.
+
+    A search reads a task's live accumulator (:meth:`usage_for`) for its LLM counters
+    and cost cap; the caller pops it (:meth:`pop_usage`) when the task is done.
+    """
+
+    def __init__(self) -> None:
+        self.usage = Usage()
+        """Usage of every call this component made (the run's total)."""
+        self._task_usage: dict[str, Usage] = {}
+
+    def usage_for(self, task_id: str) -> Usage:
+        """Usage of the calls made for one task (a live accumulator)."""
+        return self._task_usage.setdefault(task_id, Usage())
+
+    def pop_usage(self, task_id: str) -> Usage:
+        """Usage for ``task_id``, forgotten afterwards (call when the task is done)."""
+        return self._task_usage.pop(task_id, Usage())
+
+    def charge(self, task_id: str, call: Usage) -> None:
+        """Add one call's usage to the total and to its task's."""
+        self.usage.add(call)
+        self.usage_for(task_id).add(call)

@@ -9,6 +9,7 @@ to these protocols, so an actor pool is just another implementation.
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,11 +62,33 @@ class Scorer(Protocol):
         ...
 
 
-# ---------------------------------------------------------------- tree search (MCTS)
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+class ValueEstimate(_Model):
+    """A discriminator's judgement of one candidate (a tree node's value)."""
+
+    value: float = Field(ge=0.0, le=1.0)
+    """How good the candidate is, in [0, 1] (1: resolves the task)."""
+    explanation: str = ""
+    """Why, in words (an LLM judge's reasoning, the test evidence read)."""
+    confidence: float = Field(default=1.0, ge=0.0, le=1.0)
+    """How much to trust ``value`` (0: a fallback, e.g. an unreadable judge answer)."""
+    source: str = ""
+    """Who judged: ``tests``, ``partial_score``, ``llm``, ``fallback``, ``scorer``."""
+
+
+@runtime_checkable
+class Assessor(Protocol):
+    """A :class:`Scorer` that also says how sure it is (a discriminator backend)."""
+
+    async def assess(self, task: Task, candidate: Candidate) -> ValueEstimate:
+        """The value estimate of ``candidate``; raises only infrastructure faults."""
+        ...
+
+
+# ---------------------------------------------------------------- tree search (MCTS)
 
 
 class ProposedAction(_Model):
@@ -99,6 +122,10 @@ class NodeView(_Model):
     """The verifier's verdict on ``solution`` (what the search may see), if run."""
     tried: list[Any] = Field(default_factory=list)
     """Actions already expanded from this node: propose others."""
+    feedback: list[str] = Field(default_factory=list)
+    """What came of this node's earlier expansions that made no child (a rejected
+    action and why, an action that led to an already-seen state, a proposer error),
+    oldest first."""
 
 
 @runtime_checkable
@@ -113,12 +140,53 @@ class ActionProposer(Protocol):
         ...
 
 
+class Proposals(list[ProposedAction]):
+    """A proposer's answer: the proposals, best first, and why (part of) the answer could
+    not be used (``problems``). An empty list with problems is a failed expansion (the
+    node is asked again); an empty list without is "no more ideas"."""
+
+    def __init__(self, items: Sequence[ProposedAction] = (), problems: Sequence[str] = ()) -> None:
+        super().__init__(items)
+        self.problems: list[str] = list(problems)
+
+
+def coerce_proposals(raw: object) -> tuple[list[ProposedAction], list[str]]:
+    """The valid proposals in a proposer's answer, and what was wrong with the rest.
+
+    A proposer may answer :class:`ProposedAction` objects or dicts of their fields;
+    anything else (None, a string, a dict with unknown fields) is reported, not raised,
+    and so are the reasons a proposer attaches as the list's ``problems`` attribute.
+    """
+    if not isinstance(raw, list | tuple):
+        return [], [f"the proposer answered {type(raw).__name__}, not a list of actions"]
+    good: list[ProposedAction] = []
+    # a proposer may report why an answer gave no (or fewer) actions: a list with a
+    # ``problems`` attribute (an LLM answer that could not be parsed is a failed
+    # expansion with those reasons as feedback, not "no more ideas")
+    reported = getattr(raw, "problems", None)
+    problems: list[str] = [str(p) for p in reported] if isinstance(reported, list) else []
+    for i, item in enumerate(raw):
+        if isinstance(item, ProposedAction):
+            good.append(item)
+            continue
+        try:
+            good.append(ProposedAction.model_validate(item))
+        except ValueError as exc:  # pydantic's ValidationError is a ValueError
+            text = " ".join(str(exc).split())
+            problems.append(f"proposal {i} is not an action: {text[:300]}")
+    return good, problems
+
+
 __all__ = [
     "ActionProposer",
+    "Assessor",
     "NodeView",
+    "Proposals",
     "ProposedAction",
     "Proposer",
     "Scorer",
     "Stepper",
     "Transition",
+    "ValueEstimate",
+    "coerce_proposals",
 ]

@@ -2,34 +2,43 @@
 
 :func:`solve_task` is what the CLI, the :class:`~atlas_actors.actors.Engine` and the
 search coordinator actor run for each task. It names no domain: the task's domain is
-looked up in the registry (:mod:`atlas_actors.environments.registry`) for its proposer
-and its reporter. The search never sees hidden answers: it scores candidates through
-the evaluator (train pairs only, for ARC); the domain's reporter reads the hidden
-answers afterwards, only to report whether the answer was right (``solved`` is None
-when they are unknown).
+looked up in the registry (:mod:`atlas_actors.environments.registry`) for its proposer,
+its reporter and its default strategy — Mind Evolution (``evolutionary``, ARC) or the
+tree search (``mcts``, SWE). The search never sees hidden answers: it scores candidates
+through the evaluator (the environment's ``score``: ARC's train pairs, SWE's visible
+tests); the domain's reporter reads the hidden answers afterwards, only to report
+whether the answer was right (``solved`` is None when they are unknown).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from atlas_actors.config import LLMConfig, MindEvolutionConfig
-from atlas_actors.environments.base import Evaluator, Verifier
-from atlas_actors.environments.registry import get_domain, require_domain
-from atlas_actors.errors import AtlasError
-from atlas_actors.resources import close_shared_proposers
-from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, SearchResult
-from atlas_actors.types import Task, TaskResult
+from atlas_actors.config import LLMConfig, MindEvolutionConfig, SWESearchConfig
+from atlas_actors.environments.base import Evaluator, Stepper, Verifier
+from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
+from atlas_actors.errors import AtlasError, ConfigError
+from atlas_actors.resources import close_shared_resources
+from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
+from atlas_actors.search.direct import DirectResult, DirectSolver
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
+from atlas_actors.search.proposers import SeededProposer
+from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
+
+ProgressFn = Callable[[str, Any], object]
+"""``progress(task_id, stats)``: called by a tree search after every iteration."""
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None) -> Any:
+def make_proposer(task: Task, llm: LLMConfig | None = None, **options: Any) -> Any:
     """The proposer for one search of ``task``, from its domain's registration: an LLM
     proposer when ``llm`` is given, else the domain's offline proposer."""
-    return require_domain(task.domain).make_proposer(task, llm)
+    return require_domain(task.domain).make_proposer(task, llm, **options)
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -39,10 +48,22 @@ def task_seed(seed: int, task_id: str) -> int:
     return int.from_bytes(digest, "big")
 
 
+def tree_file(tree_dir: str | Path, task_id: str) -> Path:
+    """Where a task's search tree is saved: ``<tree_dir>/<task id>.json`` (characters a
+    file name cannot hold become ``_``)."""
+    return Path(tree_dir) / (re.sub(r"[^A-Za-z0-9._-]", "_", task_id) + ".json")
+
+
 async def close_proposers() -> None:
     """Close the proposers shared per process (LLM connection pools); call at the end
     of a run."""
-    await close_shared_proposers()
+    await close_shared_resources()
+
+
+def task_strategy(task: Task, spec: DomainSpec | None = None) -> Strategy:
+    """The search a task gets by default: its domain's registered strategy."""
+    spec = spec if spec is not None else get_domain(task.domain)
+    return spec.strategy if spec is not None else "evolutionary"
 
 
 async def solve_task(
@@ -52,9 +73,36 @@ async def solve_task(
     config: MindEvolutionConfig | None = None,
     seed: int = 0,
     llm: LLMConfig | None = None,
-    proposer: Proposer | None = None,
+    proposer: Any = None,
+    strategy: Strategy | None = None,
+    mcts: SWESearchConfig | None = None,
+    discriminator: Scorer | Assessor | None = None,
+    tree_dir: str | Path | None = None,
+    progress: ProgressFn | None = None,
+    proposer_options: dict[str, Any] | None = None,
+    routing: RoutingDecision | None = None,
 ) -> TaskResult:
-    """Search ``task`` with Mind Evolution and report the result.
+    """Search ``task`` and report the result.
+
+    Args:
+        evaluator: scores candidates as the search may see them; for a tree search it
+            must also be a :class:`~atlas_actors.environments.base.Stepper` (a
+            ``LocalEvaluator`` or an ``EnvironmentPool``); a
+            :class:`~atlas_actors.environments.base.Verifier` lets the reporter grade
+            the final answer.
+        config: Mind Evolution settings; ``mcts``: tree-search settings.
+        llm: an LLM endpoint for the domain's LLM proposer (None: its offline one).
+        proposer: use this proposer instead of the domain's.
+        strategy: ``evolutionary`` or ``mcts`` (default: the domain's).
+        discriminator: the tree search's value backend (default: test evidence).
+        tree_dir: save tree-search trees there (``<task id>.json``) and resume from them.
+        progress: ``progress(task_id, stats)`` after every tree-search iteration.
+        proposer_options: keyword options for the domain's proposer factory.
+        routing: the router's decision (see :class:`~atlas_actors.search.router.
+            EnhancedTaskRouter`): ``adapt``/``direct`` first try the remembered solutions
+            (:class:`~atlas_actors.search.direct.DirectSolver`) and hand over to the
+            domain's search when none succeeds; the remembered solutions also seed that
+            search (Mind Evolution's ``memory_init_fraction``, the tree's first children).
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -62,13 +110,47 @@ async def solve_task(
     start = time.monotonic()
     try:
         spec = get_domain(task.domain)
-        if proposer is None:
-            proposer = require_domain(task.domain).make_proposer(task, llm)
-        search = MindEvolutionSearch(proposer, evaluator, config)
-        result = await search.search(task, seed=seed)
-        verifier = evaluator if isinstance(evaluator, Verifier) else None
-        reporter = spec.reporter_fn() if spec is not None else None
-        report = await _report(task, result, reporter, verifier)
+        chosen = strategy or task_strategy(task, spec)
+        if routing is not None and strategy is None:
+            chosen = routing.strategy
+        remembered = _remembered(task, routing)
+        search = chosen if chosen in ("evolutionary", "mcts") else task_strategy(task, spec)
+        if search == "mcts":
+            if proposer is None:
+                proposer = make_proposer(task, llm, stepper=evaluator, **(proposer_options or {}))
+        elif search == "evolutionary":
+            if proposer is None:
+                proposer = make_proposer(task, llm, **(proposer_options or {}))
+        else:
+            raise ConfigError(
+                f"task {task.id}: strategy {search!r} cannot search by itself; "
+                "allowed: 'evolutionary', 'mcts'"
+            )
+        direct: DirectResult | None = None
+        if chosen in ("adapt", "direct") and remembered:
+            direct = await DirectSolver(proposer=proposer).solve(
+                task, evaluator, remembered, seed=seed
+            )
+            if direct.solved:
+                report = await _direct_report(task, direct, chosen, spec, evaluator)
+                return _routed(report, routing, start)
+        if search == "mcts":
+            seeds = [_patch_action(e.solution) for e in remembered if isinstance(e.solution, str)]
+            if seeds:
+                proposer = SeededProposer(proposer, seeds)
+            report = await _solve_mcts(
+                task, evaluator, spec, seed, proposer, mcts, discriminator, tree_dir, progress
+            )
+        else:
+            initial = [e.solution for e in remembered]
+            if direct is not None and direct.best is not None:
+                initial.insert(0, direct.best.solution)
+            report = await _solve_evolutionary(
+                task, evaluator, spec, config, seed, proposer, initial
+            )
+        if direct is not None:
+            report.evaluations += direct.evaluations
+            report.stats["direct_evaluations"] = direct.evaluations
     except AtlasError as e:
         return TaskResult(
             task_id=task.id,
@@ -76,24 +158,81 @@ async def solve_task(
             error=f"{type(e).__name__}: {e}",
             seconds=time.monotonic() - start,
         )
-    pop_usage = getattr(proposer, "pop_usage", None)
-    if pop_usage is not None:
-        report.usage = dict(pop_usage(task.id).as_dict())
+    return _routed(report, routing, start)
+
+
+def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]:
+    """The routing's successful experiences of ``task``'s domain that have a solution."""
+    if routing is None:
+        return []
+    return [
+        e
+        for e in routing.experiences
+        if e.success and e.domain == task.domain and e.solution is not None
+    ]
+
+
+def _remembered_families(remembered: list[Experience]) -> list[str]:
+    """Edit families that fixed the remembered similar tasks, most frequent first."""
+    counts: dict[str, int] = {}
+    for e in remembered:
+        for f in e.edit_families:
+            counts[f] = counts.get(f, 0) + 1
+    return sorted(counts, key=lambda f: (-counts[f], f))
+
+
+def _patch_action(patch: str) -> ProposedAction:
+    return ProposedAction(
+        action={"kind": "apply_patch", "patch": patch},
+        label="a remembered patch",
+        source="memory",
+    )
+
+
+def _routed(report: TaskResult, routing: RoutingDecision | None, start: float) -> TaskResult:
+    """``report`` with the routing decision and the total time."""
+    if routing is not None:
+        report.routing = {
+            "strategy": routing.strategy,
+            "rule": routing.rule,
+            "similarity": routing.similarity,
+            "reason": routing.reason,
+        }
     report.seconds = time.monotonic() - start
     return report
 
 
-def readable(solution: Any) -> str | None:
-    """A solution as text (a domain's reporter may replace it with something better)."""
-    if solution is None or isinstance(solution, str):
-        return solution
-    return json.dumps(solution)
-
-
-async def _report(
-    task: Task, result: SearchResult, reporter: Any, verifier: Verifier | None
+async def _direct_report(
+    task: Task,
+    direct: DirectResult,
+    strategy: Strategy,
+    spec: DomainSpec | None,
+    evaluator: Evaluator,
 ) -> TaskResult:
-    best = result.best
+    out = TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        evaluations=direct.evaluations,
+        stopped="success",
+        seconds=direct.seconds,
+        strategy=strategy,
+        stats={"direct_evaluations": direct.evaluations, "experiences": direct.experiences},
+    )
+    await _finish(task, out, direct.best, direct.candidates, spec, evaluator)
+    return out
+
+
+async def _solve_evolutionary(
+    task: Task,
+    evaluator: Evaluator,
+    spec: DomainSpec | None,
+    config: MindEvolutionConfig | None,
+    seed: int,
+    proposer: Proposer,
+    initial: list[Any],
+) -> TaskResult:
+    search = MindEvolutionSearch(proposer, evaluator, config)
+    result = await search.search(task, seed=seed, initial=initial)
     out = TaskResult(
         task_id=task.id,
         domain=task.domain,
@@ -103,14 +242,115 @@ async def _report(
         seconds=result.seconds,
         strategy="evolutionary",
     )
+    await _finish(task, out, result.best, result.candidates, spec, evaluator)
+    _add_usage(out, proposer, task.id)
+    return out
+
+
+async def _solve_mcts(
+    task: Task,
+    evaluator: Evaluator,
+    spec: DomainSpec | None,
+    seed: int,
+    proposer: Any,
+    config: SWESearchConfig | None,
+    backend: Scorer | Assessor | None,
+    tree_dir: str | Path | None,
+    progress: ProgressFn | None,
+) -> TaskResult:
+    from atlas_actors.search.discriminator import Discriminator
+    from atlas_actors.search.mcts import SWESearch
+
+    if not isinstance(evaluator, Stepper):
+        raise ConfigError(
+            f"task {task.id}: a tree search needs an evaluator that can also step the "
+            f"environment (a Stepper: LocalEvaluator, EnvironmentPool), got "
+            f"{type(evaluator).__name__}"
+        )
+    config = config or SWESearchConfig()
+    discriminator = None
+    if config.use_discriminator:
+        discriminator = Discriminator(backend, threshold=config.discriminator_threshold)
+    search = SWESearch(proposer, evaluator, evaluator, discriminator, config, progress=progress)
+    path = tree_file(tree_dir, task.id) if tree_dir is not None else None
+    result = await search.search(task, seed=seed, tree_path=path)
+    stats = result.stats
+    out = TaskResult(
+        task_id=task.id,
+        domain=task.domain,
+        evaluations=stats.evaluations,
+        generations=stats.iterations,
+        stopped=result.stopped,
+        seconds=stats.seconds,
+        strategy="mcts",
+        stats={
+            "expansions": stats.expansions,
+            "nodes": stats.nodes,
+            "duplicates": stats.duplicates,
+            "failures": stats.failures,
+            "rollouts": stats.rollouts,
+            "finished": len(result.finished),
+            "llm_calls": stats.llm_calls,
+        },
+    )
+    if result.best_node is not None:
+        out.path = _path_to(result.tree.nodes, result.best_node)
+    finished = [c for c in result.finished if c.outcome is not None and c.outcome.success]
+    await _finish(task, out, result.best, finished, spec, evaluator)
+    _add_usage(out, proposer, task.id)
+    if stats.llm_cost:
+        out.usage["cost"] = max(out.usage.get("cost", 0.0), stats.llm_cost)
+    return out
+
+
+async def _finish(
+    task: Task,
+    out: TaskResult,
+    best: Candidate | None,
+    candidates: list[Candidate],
+    spec: DomainSpec | None,
+    evaluator: Evaluator,
+) -> None:
+    """The best candidate into ``out``, then the domain's reporter."""
     if best is None or best.outcome is None:
         out.feedback = "no candidate was evaluated"
-        return out
+        return
     out.solution = best.solution
     out.program = readable(best.solution)
     out.feedback = best.outcome.feedback
+    out.checks_passed = best.outcome.success
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
+    reporter = spec.reporter_fn() if spec is not None else None
     if reporter is not None:
-        await reporter(task, result.candidates, out, verifier)
-    return out
+        verifier = evaluator if isinstance(evaluator, Verifier) else None
+        await reporter(task, candidates, out, verifier)
+
+
+def _path_to(nodes: list[Any], node_id: int) -> list[dict[str, str]]:
+    """The actions from the root to node ``node_id``: ``{"label", "source"}`` each."""
+    path: list[dict[str, str]] = []
+    node = nodes[node_id]
+    while node.parent is not None:
+        path.append({"label": node.label, "source": node.source})
+        node = nodes[node.parent]
+    return path[::-1]
+
+
+def _add_usage(out: TaskResult, proposer: Any, task_id: str) -> None:
+    """The proposer's LLM usage and its own counters (``report``) for the task."""
+    pop_usage = getattr(proposer, "pop_usage", None)
+    if pop_usage is not None:
+        usage = pop_usage(task_id)
+        if usage is not None:
+            out.usage = dict(usage.as_dict())
+    report = getattr(proposer, "report", None)
+    if callable(report):
+        out.stats.update(report(task_id))
+
+
+def readable(solution: Any) -> str | None:
+    """A solution as text (a domain's reporter may replace it with something better)."""
+    if solution is None or isinstance(solution, str):
+        return solution
+    return json.dumps(solution)

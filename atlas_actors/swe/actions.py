@@ -52,6 +52,18 @@ class ListFiles(_Action):
     max_entries: int = Field(default=500, ge=1)
 
 
+class Search(_Action):
+    """Find ``pattern`` (an extended regular expression, or a fixed string with ``fixed``)
+    in the repository's files under ``path`` (``git grep -n``: tracked and untracked,
+    not ignored), at most ``max_matches`` matching lines."""
+
+    kind: Literal["search"] = "search"
+    pattern: str = Field(min_length=1)
+    path: str = "."
+    fixed: bool = False
+    max_matches: int = Field(default=200, ge=1, le=2000)
+
+
 class RunCommand(_Action):
     """Run a shell command in ``/testbed`` with a timeout."""
 
@@ -67,19 +79,27 @@ class Submit(_Action):
 
 
 SWEAction = Annotated[
-    ApplyPatch | Edit | ViewFile | ListFiles | RunCommand | Submit, Field(discriminator="kind")
+    ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand | Submit,
+    Field(discriminator="kind"),
 ]
 _ACTION = TypeAdapter(SWEAction)
 
 
-def parse_action(action: Any) -> ApplyPatch | Edit | ViewFile | ListFiles | RunCommand | Submit:
+ActionModel = ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand | Submit
+"""Any one SWE action model."""
+
+KINDS = ("apply_patch", "edit", "view", "list", "search", "run", "submit")
+"""Every action kind, in the order of the docs."""
+
+
+def parse_action(action: Any) -> ActionModel:
     """An action model from a model or a dict (``{"kind": ..., ...}``)."""
-    if isinstance(action, ApplyPatch | Edit | ViewFile | ListFiles | RunCommand | Submit):
+    if isinstance(action, ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand | Submit):
         return action
     try:
         return _ACTION.validate_python(action)
     except ValidationError as e:
-        kinds = "apply_patch, edit, view, list, run, submit"
+        kinds = ", ".join(KINDS)
         errs = "; ".join(
             f"field {'.'.join(str(x) for x in err['loc']) or 'kind'!r}: {err['msg']}"
             for err in e.errors()

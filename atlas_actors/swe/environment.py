@@ -4,7 +4,7 @@ as swebench 5.x grades them.
 ``reset(task)`` starts a container from the instance image (repository at ``/testbed``,
 at the base commit) and returns the problem statement. ``step(action)`` takes typed
 actions (:class:`ApplyPatch`, :class:`Edit`, :class:`ViewFile`, :class:`ListFiles`,
-:class:`RunCommand`, :class:`Submit`). The state is the cumulative patch
+:class:`Search`, :class:`RunCommand`, :class:`Submit`). The state is the cumulative patch
 (``get_state``/``set_state``), so a tree search branches without snapshotting containers.
 
 ``verify(patch)`` applies ``patch`` on a clean tree, runs the instance's eval script,
@@ -23,12 +23,13 @@ Example::
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 import re
 import shlex
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -45,6 +46,7 @@ from atlas_actors.swe.actions import (
     Edit,
     ListFiles,
     RunCommand,
+    Search,
     Submit,
     ViewFile,
     parse_action,
@@ -54,6 +56,7 @@ from atlas_actors.swe.grading import (
     failed_report,
     grade_log,
     graded_outcome,
+    hide_fail_to_pass,
     tail,
 )
 from atlas_actors.swe.images import PULL_POLICIES, PullPolicy, ensure_image
@@ -69,6 +72,8 @@ from atlas_actors.swe.workspace import (
 from atlas_actors.types import Outcome, Task
 
 Backend = Literal["docker", "bubblewrap"]
+VisibleTests = Literal["all", "pass_to_pass"]
+"""Which graded tests' results a search sees (``score``); ``verify`` always grades all."""
 
 # swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
 _APPLY_CMDS = (
@@ -102,6 +107,9 @@ class SWEEnvironment(TaskHolder):
             by default the container is reused after a hard reset of the repository
             and killing every leftover process, and replaced after a timeout.
         python_bin: interpreter for the bubblewrap backend (default: this process's).
+        visible_tests: what ``score`` (a search's view) shows: ``"all"`` graded tests
+            (the program-repair setting) or only ``"pass_to_pass"`` (SWE-bench's: the
+            tests that check the fix stay hidden until the final ``verify``).
         pull: what ``reset`` does when the instance image is not on the engine
             (:mod:`atlas_actors.swe.images`): ``"missing"`` (default) pulls it (once per
             image per process, with the Docker config's credentials), ``"always"`` pulls
@@ -126,6 +134,7 @@ class SWEEnvironment(TaskHolder):
         output_limit_bytes: int = 20_000_000,
         fresh_container_per_verify: bool = False,
         python_bin: str | None = None,
+        visible_tests: VisibleTests = "all",
         pull: PullPolicy = "missing",
         labels: Mapping[str, str] | None = None,
     ) -> None:
@@ -133,6 +142,11 @@ class SWEEnvironment(TaskHolder):
             raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
         if backend not in ("docker", "bubblewrap"):
             raise ConfigError(f"backend={backend!r}: allowed values are 'docker', 'bubblewrap'")
+        if visible_tests not in ("all", "pass_to_pass"):
+            raise ConfigError(
+                f"visible_tests={visible_tests!r}: allowed values are 'all', 'pass_to_pass'"
+            )
+        self.visible_tests: VisibleTests = visible_tests
         for name, value in (
             ("eval_timeout_s", eval_timeout_s),
             ("command_timeout_s", command_timeout_s),
@@ -317,6 +331,72 @@ class SWEEnvironment(TaskHolder):
                 "steps": self._steps,
             }
 
+    @contextlib.asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[Workspace]:
+        """The workspace for a tool that runs its own scripts on the tree (fault
+        localisation, batch candidate runs): held alone until the block ends. The agent's
+        state is kept (its patch saved first) and put back before its next action."""
+        async with self._lock:
+            if self._tree == "agent" and self._agent_dirty:
+                self._agent_patch = await self._diff()
+                self._agent_dirty = False
+            self._tree = "verify"  # whatever the tool leaves, the agent's tree is restored
+            yield self.workspace
+
+    # ---------------------------------------------------------------- tools
+
+    tools = frozenset({"localize", "try_candidates", "read_files"})
+    """Methods a search may call through its stepper (``invoke``): the offline repair
+    proposer's fault localisation, fast candidate runs and file reads."""
+
+    async def localize(self, formula: str = "ochiai") -> Any:
+        """Rank suspicious lines by the tests' coverage (see
+        :func:`atlas_actors.swe.repair.localize.localize`; cached per instance)."""
+        from atlas_actors.swe.repair.localize import localize
+
+        return await localize(self, formula=formula)  # type: ignore[arg-type]
+
+    async def try_candidates(
+        self, candidates: Sequence[Any], tests: Sequence[str] | None = None
+    ) -> list[Any]:
+        """Run candidate patches fast, failing tests first, one fork per candidate (see
+        :class:`atlas_actors.swe.repair.batch.BatchEvaluator`); the localisation's test
+        times set the per-test timeouts."""
+        from atlas_actors.swe.repair.batch import BatchEvaluator
+
+        baseline = await self.localize()
+        return await BatchEvaluator().evaluate(
+            self, None, candidates, tests=tests, baseline=baseline
+        )
+
+    async def read_files(
+        self, paths: Sequence[str], state: dict[str, Any] | None = None
+    ) -> dict[str, str | None]:
+        """The text of ``paths`` at ``state`` (default: the base commit); None for a path
+        that is not a file there."""
+        patch = self.solution_of(state or {})
+        out: dict[str, str | None] = {}
+        async with self.exclusive():
+            failed = await self._restore(patch)
+            if failed is not None:
+                raise InvalidSolutionError(f"state patch does not apply: {failed.output[-2000:]}")
+            for rel in paths:
+                path = self._path(rel)
+                r = await self._run(f"test -f {shlex.quote(path)}")
+                if not r.ok:
+                    out[rel] = None
+                    continue
+                data = await self.workspace.read_file(path)
+                out[rel] = data.decode("utf-8", errors="surrogateescape")
+        return out
+
+    @staticmethod
+    def solution_of(state: dict[str, Any]) -> str:
+        """The solution a state stands for: its cumulative patch (what ``verify`` takes;
+        a ``LocalEvaluator`` stepping this environment hands it to the search)."""
+        patch = state.get("patch", "")
+        return patch if isinstance(patch, str) else ""
+
     async def set_state(self, state: dict[str, Any]) -> None:
         """Restore a :meth:`get_state` result: a clean tree with its patch applied."""
         patch = state.get("patch", "")
@@ -372,7 +452,7 @@ class SWEEnvironment(TaskHolder):
         return norm
 
     async def _do(
-        self, act: ApplyPatch | Edit | ViewFile | ListFiles | RunCommand
+        self, act: ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand
     ) -> tuple[str, dict[str, Any]]:
         if isinstance(act, ApplyPatch):
             await self.workspace.write_file(f"{IO_DIR}/step.diff", act.patch.encode())
@@ -403,6 +483,8 @@ class SWEEnvironment(TaskHolder):
                 f"{path} | head -n {act.max_entries}"
             )
             return r.output, {"ok": r.ok}
+        if isinstance(act, Search):
+            return await self._search(act)
         r = await self.workspace.run(
             act.command, timeout_s=act.timeout_s, output_limit_bytes=200_000
         )
@@ -413,6 +495,23 @@ class SWEEnvironment(TaskHolder):
             tail = f"\n[exit code {r.exit_code}]"
         info = {"ok": r.ok, "exit_code": r.exit_code, "timed_out": r.timed_out}
         return r.output + tail, info
+
+    async def _search(self, act: Search) -> tuple[str, dict[str, Any]]:
+        path = shlex.quote(self._path(act.path))
+        mode = "-F" if act.fixed else "-E"
+        r = await self._run(
+            f"git grep -n -I --untracked {mode} -e {shlex.quote(act.pattern)} -- {path} 2>&1 "
+            f"| head -n {act.max_matches + 1}"
+        )
+        lines = r.output.splitlines()
+        if not lines:
+            return f"no matches for {act.pattern!r} in {act.path}", {"ok": True, "matches": 0}
+        if lines[0].startswith(("fatal:", "error:")):
+            return r.output[-FEEDBACK_TAIL:], {"ok": False}
+        shown = [ln if len(ln) <= 300 else ln[:297] + "..." for ln in lines[: act.max_matches]]
+        if len(lines) > act.max_matches:
+            shown.append(f"[more than {act.max_matches} matches: narrow the pattern or path]")
+        return "\n".join(shown), {"ok": True, "matches": min(len(lines), act.max_matches)}
 
     async def _edit(self, act: Edit) -> tuple[str, dict[str, Any]]:
         path = self._path(act.path)
@@ -441,8 +540,14 @@ class SWEEnvironment(TaskHolder):
     # ---------------------------------------------------------------- verify
 
     async def score(self, solutions: Sequence[Any]) -> list[Outcome]:
-        """Verify each patch (the search's fitness is ``partial_score``)."""
-        return [await self.verify(s) for s in solutions]
+        """What a search may see of each patch's verdict (its fitness is
+        ``partial_score``): everything with ``visible_tests="all"`` (program repair: the
+        failing tests come with the bug); with ``"pass_to_pass"`` (SWE-bench's protocol)
+        the FAIL_TO_PASS results are hidden, so the search sees only regressions."""
+        outcomes = [await self.verify(s) for s in solutions]
+        if self.visible_tests == "all":
+            return outcomes
+        return [hide_fail_to_pass(o) for o in outcomes]
 
     async def verify(self, solution: Any) -> Outcome:
         """Apply ``solution`` (a patch) on a clean tree, run the eval script, grade it."""

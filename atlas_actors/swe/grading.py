@@ -194,3 +194,44 @@ def outcome_summary(outcome: Outcome) -> str:
             "patch_applied": d.get("patch_applied"),
         }
     )
+
+
+def hide_fail_to_pass(outcome: Outcome) -> Outcome:
+    """``outcome`` as a search may see it when the FAIL_TO_PASS tests are hidden
+    (SWE-bench's protocol): their results, names and output are gone; what is left is
+    whether the patch applied and which PASS_TO_PASS tests it broke. ``success`` is
+    False (the search cannot know), ``partial_score`` the share of PASS_TO_PASS tests
+    that still pass."""
+    report = outcome.tests
+    if report is None:
+        return Outcome(success=False, partial_score=0.0, feedback=outcome.feedback)
+    hidden = len(report.fail_to_pass_passed) + len(report.fail_to_pass_failed)
+    visible = report.model_copy(
+        update={"fail_to_pass_passed": [], "fail_to_pass_failed": [], "hidden": hidden}
+    )
+    if not report.patch_applied:
+        return Outcome(
+            success=False,
+            feedback=tail(outcome.feedback.split("\n", 1)[0]),
+            tests=visible,
+            details={"patch_applied": False},
+        )
+    kept, broken = report.pass_to_pass_passed, report.pass_to_pass_failed
+    graded = len(kept) + len(broken)
+    lines = [
+        f"{hidden} FAIL_TO_PASS test(s) are hidden from the search; "
+        f"{len(kept)} of {graded} PASS_TO_PASS tests pass"
+    ]
+    if report.timed_out:
+        lines.append("the tests timed out")
+    elif not report.log_trusted:
+        lines.append("the test log could not be trusted or parsed")
+    if broken:
+        lines.append("PASS_TO_PASS tests now failing: " + ", ".join(broken))
+    return Outcome(
+        success=False,
+        partial_score=len(kept) / graded if graded and report.log_trusted else 0.0,
+        feedback="\n".join(lines),
+        tests=visible,
+        details={"patch_applied": True},
+    )

@@ -458,10 +458,11 @@ def snapshot_repo(files_from: Path, dest: Path) -> str:
 # --- example instances (package data) ---
 
 
-def example_names() -> list[str]:
-    """Names of the shipped example instances (folders under ``examples/``)."""
+def example_names(root: Path = EXAMPLES_DIR) -> list[str]:
+    """Names of the instances stored under ``root`` (default: the shipped examples in
+    ``examples/``): its folders that hold an ``instance.json``."""
     return sorted(
-        d.name for d in EXAMPLES_DIR.iterdir() if d.is_dir() and (d / "instance.json").is_file()
+        d.name for d in Path(root).iterdir() if d.is_dir() and (d / "instance.json").is_file()
     )
 
 
@@ -472,13 +473,15 @@ def cache_dir() -> Path:
     return base / "swe-examples"
 
 
-def materialize_example(name: str, dest: Path | None = None) -> Path:
+def materialize_example(name: str, dest: Path | None = None, *, root: Path = EXAMPLES_DIR) -> Path:
     """Write example ``name``'s repository (a git repo at its base commit); its path.
 
     Files are stored as ``<path>.txt`` in the package data (so they are shipped as data
     and never collected or linted as project code); the suffix is stripped here.
+    ``root`` is the folder holding the stored instances (default: the shipped examples;
+    any folder in the same format, such as ``tests/data/repair_bugs``, works).
     """
-    src = EXAMPLES_DIR / name
+    src = Path(root) / name
     instance = json.loads((src / "instance.json").read_text())
     target = dest or cache_dir() / instance["instance_id"] / "repo"
     if (target / ".git").is_dir():
@@ -504,12 +507,15 @@ def materialize_example(name: str, dest: Path | None = None) -> Path:
     return target
 
 
-def load_example_instances(names: Iterable[str] | None = None) -> list[SWEInstance]:
-    """The example instances, each with ``local_repo`` set to a materialised checkout."""
+def load_example_instances(
+    names: Iterable[str] | None = None, *, root: Path = EXAMPLES_DIR
+) -> list[SWEInstance]:
+    """The instances stored under ``root`` (default: the shipped examples), each with
+    ``local_repo`` set to a materialised checkout."""
     out = []
-    for name in names or example_names():
-        data = json.loads((EXAMPLES_DIR / name / "instance.json").read_text())
+    for name in names or example_names(root):
+        data = json.loads((Path(root) / name / "instance.json").read_text())
         inst = parse_instance(data, where=f"example {name}")
-        repo = materialize_example(name)
+        repo = materialize_example(name, root=root)
         out.append(inst.model_copy(update={"local_repo": str(repo)}))
     return out

@@ -21,6 +21,7 @@ from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool
 from atlas_actors.config import EngineConfig
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.errors import ActorError
+from atlas_actors.search.discriminator import TestEvidenceScorer
 from atlas_actors.search.solve import task_seed
 from atlas_actors.types import Candidate, Outcome, Task, TaskResult
 from tests.helpers import actor_fakes
@@ -271,9 +272,11 @@ async def test_pools_directly_from_async_python(ray_session: Any) -> None:
         cand = Candidate(
             solution="s", fitness=0.25, outcome=Outcome(success=False, partial_score=0.75)
         )
+        want = await TestEvidenceScorer().score(task, cand)  # the default backend
+        assert want[0] == pytest.approx(0.75, abs=0.02)
         ray.kill(scorers.actors.actors[0])  # a dead discriminator is replaced
         results = [await scorers.score(task, cand) for _ in range(4)]
-        assert all(v == 0.75 for v, _ in results)
+        assert all(r == want for r in results)
         assert scorers.actors.replacements == 1
     finally:
         await scorers.aclose()

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from atlas_actors.actors.engine import RayRuntime, package_dir
-from atlas_actors.actors.workers import EnvironmentWorker, FitnessScorer, ScorerWorker
+from atlas_actors.actors.workers import EnvironmentWorker, ScorerWorker
 from atlas_actors.config import EngineConfig
-from atlas_actors.types import Candidate, Outcome, Task
+from atlas_actors.types import Candidate, Outcome, Task, TestReport
 
 
 class Env:
@@ -52,13 +52,26 @@ async def test_environment_worker_caches_per_domain() -> None:
     await worker.aclose()
 
 
-async def test_fitness_scorer() -> None:
+async def test_the_default_discriminator_backend_reads_the_verdict() -> None:
     task = Task(id="t")
     worker = ScorerWorker()
-    value, reason = await worker.score(task, Candidate(solution=1, fitness=0.4))
-    assert value == 0.4 and "fitness" in reason
+    # no test evidence: the verifier's partial score
     outcome = Outcome(success=False, partial_score=0.9)
-    assert (await FitnessScorer().score(task, Candidate(solution=1, outcome=outcome)))[0] == 0.9
+    value, _ = await worker.score(task, Candidate(solution=1, outcome=outcome))
+    assert value == pytest.approx(0.9, abs=0.02)
+    # test evidence: a regression costs more than a fix gains
+    fixed = TestReport(fail_to_pass_passed=["a"], pass_to_pass_passed=["b", "c"])
+    broke = TestReport(
+        fail_to_pass_passed=["a"], pass_to_pass_failed=["b"], pass_to_pass_passed=["c"]
+    )
+    good = await worker.assess(
+        task, Candidate(solution="p", outcome=Outcome(success=True, tests=fixed))
+    )
+    bad = await worker.assess(
+        task, Candidate(solution="p", outcome=Outcome(success=False, tests=broke))
+    )
+    assert good.value > bad.value and good.explanation
+    await worker.aclose()
 
 
 def test_runtime_ships_the_package_only_to_joined_clusters() -> None:

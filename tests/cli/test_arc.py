@@ -20,7 +20,7 @@ from atlas_actors.types import Task, TaskResult
 # Training tasks of different kinds that the offline DSL solves within a second or two:
 # a rotation, a mirror, a colour map and a tiling.
 EASY = ["3c9b0459", "67a3c6ac", "0d3d703e", "a416b8f3"]
-FAST = ["--split", "train", "--time-limit", "10", "--seed", "0", "--quiet"]
+FAST = ["--split", "train", "--time-limit", "10", "--seed", "0", "--quiet", "--no-memory"]
 
 
 def run_cli(*argv: str) -> int:
@@ -100,7 +100,7 @@ def _export_without_outputs(tmp_path: Path, ids: list[str]) -> Path:
 def test_test_outputs_are_unreachable_from_the_search(tmp_path: Path) -> None:
     """The same tasks with their test outputs removed give identical submissions."""
     ids = [EASY[0], EASY[3], "007bbfb7"]
-    budget = ["--budget", "600", "--seed", "3", "--quiet"]
+    budget = ["--budget", "600", "--seed", "3", "--quiet", "--no-memory"]
     with_outputs, without = tmp_path / "a", tmp_path / "b"
     assert (
         run_cli(
@@ -211,3 +211,39 @@ def test_default_run_goes_through_the_actor_engine(ray_session: Any, tmp_path: P
     assert json.loads((tmp_path / "ray" / "submission.json").read_text()) == json.loads(
         (tmp_path / "local" / "submission.json").read_text()
     )
+
+
+def test_memory_routes_a_second_run_to_what_the_first_found(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory = str(tmp_path / "memory.sqlite3")
+    cold = [a for a in FAST if a != "--no-memory"]
+    ids = ",".join(EASY[:2])
+    for run in ("one", "two"):
+        out = str(tmp_path / run)
+        assert (
+            run_cli("arc", "--no-ray", "--ids", ids, "--out", out, "--memory", memory, *cold) == 0
+        )
+    first, second = read_results(tmp_path / "one"), read_results(tmp_path / "two")
+    assert {r["routing"]["strategy"] for r in first} == {"evolutionary"}
+    assert {r["routing"]["strategy"] for r in second} == {"adapt"}
+    for a, b in zip(first, second, strict=True):
+        assert b["solved"] and b["solution"] == a["solution"]
+        assert b["evaluations"] < a["evaluations"]
+    summary = json.loads((tmp_path / "two" / "summary.json").read_text())
+    assert summary["routes"] == {"adapt": 2}
+
+
+def test_a_corrupt_memory_file_is_a_clear_error_or_reset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "memory.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    cold = [a for a in FAST if a != "--no-memory"]
+    argv = ["arc", "--no-ray", "--ids", EASY[0], "--memory", str(bad), *cold]
+    assert run_cli(*argv, "--out", str(tmp_path / "a")) == 2
+    err = capsys.readouterr().err
+    assert str(bad) in err and "--memory-reset" in err
+    assert run_cli(*argv, "--out", str(tmp_path / "b"), "--memory-reset") == 0
+    assert read_results(tmp_path / "b")[0]["solved"] is True
+    assert list(tmp_path.glob("memory.sqlite3.corrupt-*"))  # the old file is kept aside

@@ -104,6 +104,7 @@ async def fake_solver(
     config: MindEvolutionConfig,
     seed: int,
     llm: LLMConfig | None = None,
+    **options: Any,
 ) -> TaskResult:
     """A deterministic 'search': generations of solutions named by seed and index.
 
@@ -143,6 +144,7 @@ async def failing_solver(
     config: MindEvolutionConfig,
     seed: int,
     llm: LLMConfig | None = None,
+    **options: Any,
 ) -> TaskResult:
     if task.id.startswith("bad"):
         raise ValueError(f"cannot search {task.id}")

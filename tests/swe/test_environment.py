@@ -18,6 +18,7 @@ from atlas_actors.swe.environment import (
     Edit,
     ListFiles,
     RunCommand,
+    Search,
     Submit,
     SWEEnvironment,
     ViewFile,
@@ -304,6 +305,23 @@ async def test_each_step_action(
         await env.step({"kind": "fly"})
     obs, reward, done, info = await env.step(Submit())
     assert done and reward == 1.0 and info["outcome"]["success"], obs
+
+
+async def test_search_action(textkit_env: SWEEnvironment) -> None:
+    env = textkit_env
+    obs, _, _, info = await env.step(Search(pattern="len(current) + 1", fixed=True))
+    assert info["ok"] and info["matches"] == 1 and obs.startswith("textkit/wrap.py:18:"), obs
+    obs, _, _, info = await env.step({"kind": "search", "pattern": "^def (wrap|slugify)"})
+    assert "textkit/wrap.py" in obs and info["matches"] >= 2, obs
+    obs, _, _, info = await env.step(Search(pattern="def", path="tests", max_matches=2))
+    assert obs.count("tests/test_wrap.py:") == 2 and "more than 2 matches" in obs, obs
+    obs, _, _, info = await env.step(Search(pattern="no such text anywhere"))
+    assert info["matches"] == 0 and "no matches" in obs
+    obs, _, _, info = await env.step(Search(pattern="([unclosed"))
+    assert not info["ok"], obs
+    with pytest.raises(InvalidSolutionError, match="outside"):
+        await env.step(Search(pattern="root", path="/etc"))
+    assert (await env.get_state())["patch"] == ""
 
 
 # ------------------------------------------------------------- evaluation

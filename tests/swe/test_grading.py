@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from atlas_actors.errors import ConfigError, EnvironmentNotReady, InvalidSolutionError
-from atlas_actors.swe.actions import Edit, parse_action
+from atlas_actors.swe.actions import Edit, Search, parse_action
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.evaluate import grade_predictions
 from atlas_actors.swe.grading import grade_log, graded_outcome, junit_case_matches
@@ -109,6 +109,10 @@ def test_actions_parse_and_errors() -> None:
         parse_action({"kind": "teleport"})
     with pytest.raises(InvalidSolutionError, match="'edit.path'|path"):
         parse_action({"kind": "edit", "old": "x", "new": "y"})
+    found = parse_action({"kind": "search", "pattern": "def wrap"})
+    assert isinstance(found, Search) and found.path == "." and not found.fixed
+    with pytest.raises(InvalidSolutionError, match="search.pattern"):
+        parse_action({"kind": "search", "pattern": ""})
 
 
 def test_implements_the_environment_protocols() -> None:
@@ -121,6 +125,14 @@ def test_implements_the_environment_protocols() -> None:
     env = create_environment(Task(id="x", domain="swe"))
     assert isinstance(env, SWEEnvironment)
     assert isinstance(env, InteractiveEnvironment) and isinstance(env, ScoringEnvironment)
+
+
+def test_a_state_stands_for_its_patch() -> None:
+    from atlas_actors.environments.local import solution_of
+
+    env = SWEEnvironment()
+    assert solution_of(env, {"instance_id": "x", "patch": "diff", "steps": 2}) == "diff"
+    assert env.solution_of({}) == ""
 
 
 async def test_constructor_and_not_ready() -> None:
@@ -184,3 +196,26 @@ async def test_grade_predictions_report_and_resume(tmp_path: Path) -> None:
     assert again["resolved_ids"] == report["resolved_ids"]
     with pytest.raises(Exception, match="unknown instance ids"):
         await grade_predictions(insts, [{"instance_id": "nope", "model_patch": ""}], tmp_path, ev)
+
+
+def test_hidden_fail_to_pass_tests_leave_no_trace(inst: SWEInstance) -> None:
+    from atlas_actors.swe.grading import hide_fail_to_pass
+
+    statuses = dict.fromkeys(inst.FAIL_TO_PASS + inst.PASS_TO_PASS, "PASSED")
+    statuses[inst.PASS_TO_PASS[0]] = "FAILED"
+    log = _log(statuses, 1)
+    full = graded_outcome(inst, grade_log(inst, _spec(inst), log, 1, None), log)
+    seen = hide_fail_to_pass(full)
+    assert not seen.success
+    assert seen.tests is not None and seen.tests.hidden == len(inst.FAIL_TO_PASS)
+    assert seen.tests.fail_to_pass_passed == seen.tests.fail_to_pass_failed == []
+    assert seen.tests.pass_to_pass_failed == [inst.PASS_TO_PASS[0]]
+    text = seen.model_dump_json()
+    for name in inst.FAIL_TO_PASS:  # no name, status or output of a hidden test
+        assert name.split("::")[-1] not in text
+    assert seen.partial_score == pytest.approx(1 - 1 / len(inst.PASS_TO_PASS))
+
+
+def test_visible_tests_is_checked() -> None:
+    with pytest.raises(ConfigError, match="visible_tests='some'.*'all', 'pass_to_pass'"):
+        SWEEnvironment(visible_tests="some")  # type: ignore[arg-type]

@@ -1,0 +1,946 @@
+"""Evaluates a batch of candidate patches in one process; runs INSIDE the container or
+sandbox, on the instance's own Python and pytest (standard library otherwise).
+
+    python3 atlas_batch.py JOB.json
+
+The job (written by ``atlas_actors.swe.repair.batch``) names the repository root, the tests
+in the order to run them (the failing ones first) with a timeout each, and the candidates:
+``{"files": {path: text}}`` (whole-file replacements) or ``{"diff": unified diff}``.
+
+How a batch runs:
+
+* The worker imports pytest once and prepares a pytest session for the selected tests
+  (options parsed, plugins and initial conftests loaded, ``pytest_configure`` and
+  ``pytest_sessionstart`` run: the fixture manager exists), then freezes the GC.
+* Per candidate it applies the change (whole files, or ``git apply`` / ``patch``), checks
+  every changed Python file compiles, and forks a child. The child collects only the
+  selected test files (so the code under test is imported fresh, with the change), runs the
+  tests in the given order and stops at the first one that does not pass. It reports each
+  test's start and end on a pipe; the worker enforces each test's own timeout and kills the
+  child's process group when it expires. Afterwards the worker kills whatever the child
+  left (it is a child subreaper), puts the original files back (with their original
+  modification times), removes files the tests created in the repository and the child's
+  private TMPDIR, and prints one result line for the candidate.
+* A candidate that changes a file the worker itself has imported (a conftest, or code a
+  conftest imports), or any conftest or pytest configuration file, runs in a fresh
+  interpreter instead (fork + exec), so nothing stale is used; so does every candidate
+  when preparing the session failed.
+* Compiled modules go to ``sys.pycache_prefix`` (outside the repository). Every file the
+  worker writes gets a modification time no other content of that file had, so a cached
+  ``.pyc`` (keyed by mtime and size) never stands in for different source.
+* Children get rlimits (file size, address space, no core) and their own process group;
+  the container's pids limit bounds a fork bomb, which costs that candidate a timeout.
+
+Output lines on stdout (everything else goes to /dev/null): ``@@atlas:<nonce>:ready {json}``,
+``@@atlas:<nonce>:result {json}`` per candidate, ``@@atlas:<nonce>:done``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import gc
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atlas_actors.swe.repair.incontainer import atlas_trace as trace
+else:  # shipped side by side into the workspace
+    import atlas_trace as trace
+
+_SCRIPT = os.path.abspath(__file__)
+_GAP_S = 2.0
+"""Allowance for pytest's own work between two tests (and after the last one)."""
+_FRESH_START_S = 30.0
+"""Allowance for a fresh interpreter to start pytest, before the collection timeout."""
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+_MAX_TREE_DIRS = 20000
+_SESSION_FILES = frozenset(
+    ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".pytest.ini")
+)
+"""Files the prepared session read (or looked for) before forking: a candidate that
+changes or adds one runs in a fresh interpreter."""
+
+try:
+    _LIBC: Any = ctypes.CDLL(None, use_errno=True)
+except OSError:  # pragma: no cover - no libc
+    _LIBC = None
+
+
+def _prctl(option: int, arg: int) -> None:
+    if _LIBC is not None:
+        _LIBC.prctl(option, arg, 0, 0, 0)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        n = os.write(fd, view)
+        view = view[n:]
+
+
+# ------------------------------------------------------------------------- child side
+
+
+class BatchPlugin(trace.StateHooks):
+    """Registered in the pytest session: orders the selected tests, reports each test's
+    start and verdict on the pipe, and stops the run at the first test that fails."""
+
+    def __init__(self, root: str, tests: list[str], fail_fast: bool) -> None:
+        self.root = os.path.realpath(root)
+        self.files = trace.RepoFiles(self.root)
+        self.tests = tests
+        self.fail_fast = fail_fast
+        self.plan: list[int] = list(range(len(tests)))
+        self.fd = -1
+        self.pid = -1
+        self.session: Any = None
+        self.index: dict[str, int] = {}
+        self.states: dict[str, trace.TestState] = {}
+        self.collect_errors: list[str] = []
+        self.wanted: dict[str, set[str]] = {}
+        """Per test file: the names (functions, classes) the selected tests live under."""
+        for t in tests:
+            parts = t.split("::")
+            if len(parts) > 1:
+                self.wanted.setdefault(parts[0], set()).add(parts[1].split("[")[0])
+
+    def attach(self, fd: int, plan: list[int]) -> None:
+        """In the child: where to report, and which tests (indices) to run."""
+        self.fd, self.pid, self.plan = fd, os.getpid(), plan
+
+    def send(self, kind: str, payload: Any = None) -> None:
+        if os.getpid() != self.pid:  # a process a test forked must stay silent
+            return
+        text = kind if payload is None else kind + " " + json.dumps(payload)
+        with contextlib.suppress(OSError):
+            _write_all(self.fd, (text + "\n").encode("utf-8", "replace"))
+
+    def pytest_sessionstart(self, session: Any) -> None:
+        self.session = session
+
+    def pytest_collectreport(self, report: Any) -> None:
+        if report.failed:
+            text = str(report.longrepr or "").strip().splitlines()
+            last = text[-1] if text else "collection failed"
+            self.collect_errors.append(f"{report.nodeid or '<session>'}: {last}"[:500])
+
+    def pytest_pycollect_makeitem(self, collector: Any, name: str, obj: Any) -> Any:
+        """Skip module attributes no selected test lives under (no items are made for
+        them: collection cost follows the selection, not the module's size)."""
+        if type(collector).__name__ != "Module":
+            return None
+        path = getattr(collector, "path", None)
+        if path is None:
+            return None
+        wanted = self.wanted.get(os.path.relpath(os.path.realpath(str(path)), self.root))
+        if wanted is None or name in wanted:
+            return None
+        return []
+
+    def pytest_collection_modifyitems(self, session: Any, config: Any, items: Any) -> None:
+        by_id: dict[str, Any] = {}
+        for item in items:
+            by_id.setdefault(trace.test_id(item, self.root), item)
+        keep = []
+        self.index = {}
+        for i in self.plan:
+            item = by_id.get(self.tests[i])
+            if item is not None and item.nodeid not in self.index:
+                keep.append(item)
+                self.index[item.nodeid] = i
+        dropped = [item for item in items if item.nodeid not in self.index]
+        items[:] = keep
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+
+    def pytest_collection_finish(self, session: Any) -> None:
+        found = sorted(self.index.values())
+        self.send("C", {"found": found, "errors": self.collect_errors[:5]})
+        missing = set(self.plan) - set(found)
+        if missing and self.fail_fast and session is not None:
+            session.shouldstop = "atlas: a selected test was not collected"
+            session.items[:] = []  # nothing runs; the worker reports the missing test
+
+    def pytest_runtest_logstart(self, nodeid: str, location: Any) -> None:
+        self.states[nodeid] = trace.TestState()
+        self.send("S", self.index.get(nodeid, -1))
+
+    def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
+        super().pytest_runtest_makereport(item, call)
+        state = self.states.get(item.nodeid)
+        if state is not None and call.excinfo is not None:
+            # Nobody reads pytest's formatted failure here (the worker reports the
+            # exception's first line): spare the traceback pruning and formatting.
+            message = state.message or "failed"
+            item.repr_failure = lambda excinfo, *a, **k: message
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        state = self.states.pop(nodeid, None)
+        if state is None:
+            return
+        self.send(
+            "R",
+            {
+                "i": self.index.get(nodeid, -1),
+                "outcome": state.outcome,
+                "seconds": round(state.seconds, 6),
+                "message": state.message,
+            },
+        )
+        if self.fail_fast and state.outcome not in trace.PASSING and self.session is not None:
+            self.session.shouldstop = "atlas: first failure"
+
+
+def _child_setup(job: dict[str, Any], tmp: str) -> None:
+    """In a forked child: own process group, limits, quiet fds, private TMPDIR."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, int(job["file_limit_bytes"]))]
+    if int(job.get("memory_bytes") or 0) > 0:
+        limits.append((resource.RLIMIT_AS, int(job["memory_bytes"])))
+    for res, value in limits:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(res, (value, value))
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    os.makedirs(tmp, exist_ok=True)
+    for key in ("TMPDIR", "TMP", "TEMP"):
+        os.environ[key] = tmp
+    import tempfile
+
+    tempfile.tempdir = None
+
+
+def _pytest_args(job: dict[str, Any]) -> list[str]:
+    """The options, then each test file once: pytest collects a whole module either way,
+    and one argument per file spares it matching every node id (the plugin selects)."""
+    files = dict.fromkeys(t.split("::", 1)[0] for t in job["tests"])
+    return [*job["pytest_args"], *files]
+
+
+def _import_pytest(pycache: str) -> Any:
+    """Import pytest and its built-in plugins (from the interpreter's own compiled files),
+    then send every later import's compiled file to ``pycache`` (outside the repository;
+    a global prefix set earlier would recompile pytest itself on every first run)."""
+    import importlib
+
+    import pytest
+    from _pytest.config import default_plugins
+
+    for name in default_plugins:
+        with contextlib.suppress(Exception):
+            importlib.import_module(f"_pytest.{name}")
+    if pycache:
+        sys.pycache_prefix = pycache
+    return pytest
+
+
+def fresh_child(spec_path: str, fd: int, plan_text: str) -> None:
+    """``atlas_batch.py --child SPEC FD PLAN``: one candidate's tests in a fresh interpreter."""
+    with open(spec_path, encoding="utf-8") as f:
+        job = json.load(f)
+    root = job["root"]
+    os.chdir(root)
+    sys.path.insert(0, root)
+    plugin = BatchPlugin(root, job["tests"], bool(job["fail_fast"]))
+    plugin.attach(fd, [int(x) for x in plan_text.split(",") if x])
+    sys.dont_write_bytecode = True  # the worker's warm-up wrote the unchanged modules'
+    try:
+        pytest = _import_pytest(job.get("pycache") or "")
+        pytest.main(_pytest_args(job), plugins=[plugin])
+    except BaseException as e:
+        plugin.send("E", trace.describe(e))
+    plugin.send("X")
+    os._exit(0)
+
+
+# ------------------------------------------------------------------------ worker side
+
+
+class Changes:
+    """The files one candidate changed, with what to put back."""
+
+    def __init__(self, root: str, stamps: _Stamps) -> None:
+        self.root = root
+        self.stamps = stamps
+        self.saved: dict[str, tuple[bytes | None, os.stat_result | None]] = {}
+        self.new_dirs: list[str] = []
+
+    def path(self, rel: str) -> str:
+        """The absolute path of ``rel``; ValueError when it leaves the repository."""
+        if not rel or rel.startswith("/") or "\0" in rel:
+            raise ValueError(f"bad path {rel!r}: give a path relative to the repository")
+        norm = os.path.normpath(rel)
+        if norm.startswith("..") or norm.split("/")[0] == ".git":
+            raise ValueError(f"bad path {rel!r}: outside the repository")
+        full = os.path.join(self.root, norm)
+        real = os.path.realpath(full)
+        if not real.startswith(self.root.rstrip("/") + "/"):
+            raise ValueError(f"bad path {rel!r}: points outside the repository")
+        return full
+
+    def save(self, rel: str) -> str:
+        full = self.path(rel)
+        if full not in self.saved:
+            try:
+                st = os.stat(full)
+                with open(full, "rb") as f:
+                    data: bytes | None = f.read()
+            except FileNotFoundError:
+                st, data = None, None
+            except IsADirectoryError:
+                raise ValueError(f"bad path {rel!r}: a directory") from None
+            self.saved[full] = (data, st)
+        return full
+
+    def write(self, rel: str, data: bytes) -> None:
+        full = self.save(rel)
+        parent = os.path.dirname(full)
+        missing = []
+        while not os.path.isdir(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for d in reversed(missing):
+            os.mkdir(d)
+            self.new_dirs.append(d)
+        with open(full, "wb") as f:
+            f.write(data)
+        self.stamps.touch(full)
+
+    def changed(self) -> list[str]:
+        return sorted(self.saved)
+
+    def restore(self) -> None:
+        for full, (data, st) in self.saved.items():
+            try:
+                if data is None or st is None:
+                    if os.path.lexists(full):
+                        os.unlink(full)
+                    continue
+                with open(full, "wb") as f:
+                    f.write(data)
+                os.chmod(full, st.st_mode & 0o7777)
+                os.utime(full, ns=(st.st_atime_ns, st.st_mtime_ns))
+            except OSError:
+                pass
+        for d in reversed(self.new_dirs):
+            with contextlib.suppress(OSError):
+                os.rmdir(d)
+        self.saved.clear()
+        self.new_dirs.clear()
+
+
+class _Stamps:
+    """Modification times for written files that no earlier content of a file had
+    (seconds past 2^31 + a random start: never a real time, never reused)."""
+
+    def __init__(self) -> None:
+        self.next = 3_000_000_000 + int.from_bytes(os.urandom(3), "big") * 16
+
+    def touch(self, path: str) -> None:
+        self.next += 1
+        with contextlib.suppress(OSError):
+            os.utime(path, ns=(self.next * 10**9, self.next * 10**9))
+
+
+class TreeGuard:
+    """Removes files and folders the tests created in the repository (per candidate):
+    only folders whose modification time changed are listed again."""
+
+    def __init__(self, root: str) -> None:
+        self.dirs: dict[str, tuple[int, frozenset[str]]] = {}
+        for path, dirnames, filenames in os.walk(root):
+            with contextlib.suppress(OSError):
+                self.dirs[path] = (os.stat(path).st_mtime_ns, frozenset(dirnames + filenames))
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+            if len(self.dirs) >= _MAX_TREE_DIRS:
+                break
+
+    def clean(self) -> list[str]:
+        removed = []
+        for path, (mtime, names) in self.dirs.items():
+            try:
+                if os.stat(path).st_mtime_ns == mtime:
+                    continue
+                extra = set(os.listdir(path)) - names
+            except OSError:
+                continue
+            for name in sorted(extra - {".git"}):
+                full = os.path.join(path, name)
+                if os.path.isdir(full) and not os.path.islink(full):
+                    shutil.rmtree(full, ignore_errors=True)
+                else:
+                    with contextlib.suppress(OSError):
+                        os.unlink(full)
+                removed.append(full)
+            with contextlib.suppress(OSError):
+                self.dirs[path] = (os.stat(path).st_mtime_ns, names)
+        return removed
+
+
+def _diff_paths(diff: str) -> list[str]:
+    """The repository paths a unified diff touches (both sides of renames)."""
+    out: list[str] = []
+
+    def add(p: str) -> None:
+        p = p.strip().split("\t")[0]
+        if p.startswith('"') and p.endswith('"'):
+            p = p[1:-1]
+        if p != "/dev/null" and p not in out:
+            out.append(p)
+
+    for line in diff.splitlines():
+        if line.startswith("diff --git "):
+            parts = line[len("diff --git ") :].split(" b/")
+            if len(parts) == 2 and parts[0].startswith("a/"):
+                add(parts[0][2:])
+                add(parts[1])
+        elif line.startswith(("--- ", "+++ ")):
+            p = line[4:]
+            if p.startswith(("a/", "b/")):
+                p = p[2:]
+            add(p)
+        elif line.startswith(("rename from ", "rename to ", "copy from ", "copy to ")):
+            add(line.split(" ", 2)[2])
+    return out
+
+
+def _death(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGXFSZ:
+            return "killed: file size limit exceeded (SIGXFSZ)"
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = f"signal {sig}"
+        if sig == signal.SIGKILL:
+            return "killed (SIGKILL: memory limit?)"
+        return f"killed by {name}"
+    if os.WIFEXITED(status):
+        return f"the test process exited (code {os.WEXITSTATUS(status)})"
+    return "crashed"
+
+
+class Worker:
+    def __init__(self, job: dict[str, Any], out_fd: int) -> None:
+        self.job = job
+        self.out_fd = out_fd
+        self.nonce = job["nonce"]
+        self.root = os.path.realpath(job["root"])
+        self.tests: list[str] = list(job["tests"])
+        self.timeouts: list[float] = [float(t) for t in job["timeouts"]]
+        self.collect_timeout = float(job["collect_timeout"])
+        self.fail_fast = bool(job["fail_fast"])
+        self.tmp = job["tmp"]
+        self.stamps = _Stamps()
+        self.mode = "fork"
+        self.prep_error = ""
+        self.loaded: set[str] = set()
+        self.config: Any = None
+        self.session: Any = None
+        self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast)
+        self.spec = os.path.join(self.tmp, "spec.json")
+        self.guard: TreeGuard | None = None
+
+    def emit(self, kind: str, payload: Any = None) -> None:
+        text = f"@@atlas:{self.nonce}:{kind}"
+        if payload is not None:
+            text += " " + json.dumps(payload, separators=(",", ":"))
+        _write_all(self.out_fd, (text + "\n").encode("utf-8", "replace"))
+
+    # --- preparation
+    def prepare(self) -> None:
+        started = time.perf_counter()
+        os.makedirs(self.tmp, exist_ok=True)
+        with open(self.spec, "w", encoding="utf-8") as f:
+            json.dump(
+                {
+                    k: self.job.get(k)
+                    for k in ("root", "tests", "pytest_args", "fail_fast", "pycache")
+                },
+                f,
+            )
+        os.chdir(self.root)
+        sys.path.insert(0, self.root)  # as `python -m pytest` does
+        with contextlib.suppress(OSError):
+            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+        version = ""
+        try:
+            pytest = _import_pytest("")
+            from _pytest.config import _prepareconfig
+
+            version = str(pytest.__version__)
+            if self.job.get("force_fresh"):
+                raise RuntimeError("fresh interpreters requested")
+            config = _prepareconfig(_pytest_args(self.job), [self.plugin])
+            config._do_configure()
+            session = pytest.Session.from_config(config)
+            session.exitstatus = 0
+            config.hook.pytest_sessionstart(session=session)
+            self.config, self.session = config, session
+        except BaseException as e:
+            self.mode = "fresh"
+            self.prep_error = trace.describe(e)
+        prefix = self.root.rstrip("/") + "/"
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str):
+                real = os.path.realpath(filename)
+                if real.startswith(prefix):
+                    self.loaded.add(real)
+        if self.job.get("pycache"):
+            sys.pycache_prefix = self.job["pycache"]
+        if self.mode == "fork":
+            sys.dont_write_bytecode = False
+            self.warm_up()
+        sys.dont_write_bytecode = True  # children compile a changed file, never cache it
+        self.guard = TreeGuard(self.root)
+        gc.collect()
+        if hasattr(gc, "freeze"):
+            gc.freeze()
+        self.emit(
+            "ready",
+            {
+                "cpu": round(cpu_seconds(), 4),
+                "mode": self.mode,
+                "error": self.prep_error,
+                "seconds": round(time.perf_counter() - started, 4),
+                "pytest": version,
+                "python": sys.version.split()[0],
+                "loaded": sorted(os.path.relpath(p, self.root) for p in self.loaded),
+            },
+        )
+
+    def warm_up(self) -> None:
+        """Collect once in a child, unchanged, so the compiled test and code modules are
+        cached (children then only read the cache: a changed file is never written)."""
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child_setup(self.job, os.path.join(self.tmp, "warm"))
+                self.config.hook.pytest_collection(session=self.session)
+            finally:
+                os._exit(0)
+        deadline = time.monotonic() + self.collect_timeout
+        while time.monotonic() < deadline:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            time.sleep(0.005)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        self.sweep()
+        shutil.rmtree(os.path.join(self.tmp, "warm"), ignore_errors=True)
+
+    # --- one candidate
+    def apply(self, cand: dict[str, Any], changes: Changes) -> str:
+        """Apply a candidate; "" or why it does not apply."""
+        files = cand.get("files") or {}
+        diff = cand.get("diff") or ""
+        try:
+            for rel, text in files.items():
+                if text is None:
+                    full = changes.save(rel)
+                    if os.path.lexists(full):
+                        os.unlink(full)
+                else:
+                    changes.write(rel, str(text).encode("utf-8", "surrogateescape"))
+            if diff:
+                for rel in _diff_paths(diff):
+                    changes.save(rel)
+                return self._apply_diff(diff, changes)
+        except ValueError as e:
+            return str(e)
+        except OSError as e:
+            return f"cannot write: {e}"
+        return ""
+
+    def _apply_diff(self, diff: str, changes: Changes) -> str:
+        path = os.path.join(self.tmp, "candidate.diff")
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            f.write(diff if diff.endswith("\n") else diff + "\n")
+        errors = []
+        for argv in (
+            ["git", "apply", "--whitespace=nowarn", path],
+            ["patch", "--batch", "--forward", "-p1", "--fuzz=5", "--no-backup-if-mismatch",
+             "-r", "-", "-i", path],
+        ):  # fmt: skip
+            try:
+                proc = subprocess.run(
+                    argv, cwd=self.root, capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+                )
+            except (OSError, subprocess.TimeoutExpired) as e:
+                errors.append(f"{argv[0]}: {e}")
+                continue
+            if proc.returncode == 0:
+                for full in changes.changed():
+                    if os.path.exists(full):
+                        self.stamps.touch(full)
+                return ""
+            errors.append(
+                proc.stdout.decode(errors="replace") + proc.stderr.decode(errors="replace")
+            )
+            changes.restore()  # a partial `patch` must not stay
+            for rel in _diff_paths(diff):
+                changes.save(rel)
+        return "the diff does not apply: " + " | ".join(e.strip()[-400:] for e in errors)
+
+    def compile_errors(self, changes: Changes) -> str:
+        for full in changes.changed():
+            if not full.endswith(".py") or not os.path.exists(full):
+                continue
+            try:
+                with open(full, "rb") as f:
+                    compile(f.read(), full, "exec", dont_inherit=True)
+            except SyntaxError as e:
+                rel = os.path.relpath(full, self.root)
+                return f"{rel}:{e.lineno}: {type(e).__name__}: {e.msg}"
+            except (ValueError, MemoryError, RecursionError) as e:
+                return f"{os.path.relpath(full, self.root)}: {trace.describe(e)}"
+        return ""
+
+    def run_tests(self, fresh: bool, tmp: str) -> tuple[list[dict[str, Any]], str]:
+        """Run the selected tests; their verdicts in run order, and a note when a test
+        process hung or died. Without fail-fast a fresh child goes on after such a test."""
+        verdicts: dict[int, dict[str, Any]] = {}
+        plan = list(range(len(self.tests)))
+        notes = []
+        while plan:
+            decided, note = self._run_child(plan, fresh, tmp, verdicts)
+            if note:
+                notes.append(note)
+            plan = [i for i in plan if i not in verdicts]
+            if decided or not note:
+                break
+        return [verdicts[i] for i in sorted(verdicts)], "; ".join(notes)
+
+    def _verdict(self, i: int, outcome: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+        return {
+            "test": self.tests[i],
+            "outcome": outcome,
+            "seconds": round(seconds, 6),
+            "message": message[:500],
+        }
+
+    def _run_child(
+        self, plan: list[int], fresh: bool, tmp: str, verdicts: dict[int, dict[str, Any]]
+    ) -> tuple[bool, str]:
+        """One child over ``plan`` (test indices, in order). Returns whether the candidate
+        is decided (a test failed and fail-fast is on) and, when the child hung or died, a
+        note saying so (that test's verdict is then ``timeout`` or ``crashed``)."""
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # ---- child
+            try:
+                os.close(r)
+                _child_setup(self.job, tmp)
+                if fresh:
+                    os.set_inheritable(w, True)
+                    argv = [sys.executable, _SCRIPT, "--child", self.spec, str(w)]
+                    os.execv(sys.executable, [*argv, ",".join(map(str, plan))])
+                self.plugin.attach(w, plan)
+                try:
+                    self.config.hook.pytest_collection(session=self.session)
+                    self.config.hook.pytest_runtestloop(session=self.session)
+                except BaseException as e:
+                    if "atlas:" not in str(e):
+                        self.plugin.send("E", trace.describe(e))
+                self.plugin.send("X")
+            finally:
+                os._exit(0)
+        # ---- worker
+        os.close(w)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
+        found: set[int] = set(plan)
+        current: int | None = None
+        collected = done = decided = False
+        error = ""
+
+        def next_deadline(now: float) -> float:
+            later = [self.timeouts[i] for i in plan if i in found and i not in verdicts]
+            return now + (later[0] if later else 0.0) + _GAP_S
+
+        # A fresh interpreter's start (pytest imported, the session prepared) is ours to
+        # pay, not the candidate's: it does not count against the collection timeout.
+        deadline = time.monotonic() + self.collect_timeout + (_FRESH_START_S if fresh else 0.0)
+        buf = b""
+        eof = timed_out = False
+        try:
+            while not done:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    timed_out = True
+                    break
+                ready, _, _ = select.select([r], [], [], left)
+                if not ready:
+                    continue
+                chunk = os.read(r, 65536)
+                if not chunk:
+                    eof = True
+                    break
+                buf += chunk
+                while b"\n" in buf:
+                    line, buf = buf.split(b"\n", 1)
+                    kind, _, rest = line.decode("utf-8", "replace").partition(" ")
+                    now = time.monotonic()
+                    if kind == "C":
+                        info = json.loads(rest)
+                        collected = True
+                        found = {int(i) for i in info["found"]}
+                        errors = "; ".join(info.get("errors") or [])
+                        for i in plan:
+                            if i not in found:
+                                outcome = "error" if errors else "not_found"
+                                verdicts[i] = self._verdict(i, outcome, errors or "not collected")
+                                if self.fail_fast:
+                                    decided = True
+                                    break
+                        deadline = next_deadline(now)
+                    elif kind == "S":
+                        current = int(json.loads(rest))
+                        limit = self.timeouts[current] if 0 <= current < len(self.tests) else 10.0
+                        deadline = now + limit
+                    elif kind == "R":
+                        info = json.loads(rest)
+                        i = int(info["i"])
+                        current = None
+                        if 0 <= i < len(self.tests):
+                            verdicts[i] = self._verdict(
+                                i, info["outcome"], info["message"], float(info["seconds"])
+                            )
+                            decided = decided or (
+                                self.fail_fast and info["outcome"] not in trace.PASSING
+                            )
+                        deadline = next_deadline(now)
+                    elif kind == "E":
+                        error = json.loads(rest) if rest.startswith('"') else rest
+                    elif kind == "X":
+                        done = True
+        finally:
+            os.close(r)
+            with contextlib.suppress(OSError):
+                os.killpg(pid, signal.SIGKILL)
+            status = 0
+            with contextlib.suppress(ChildProcessError):
+                _, status = os.waitpid(pid, 0)
+            self.sweep()
+        if timed_out or eof:
+            reason = _death(status) if eof else ""
+            if current is not None and 0 <= current < len(self.tests):
+                target = current
+                msg = (
+                    f"no result in {self.timeouts[current]:g}s (killed)"
+                    if timed_out
+                    else f"the test process died: {reason}"
+                )
+            else:
+                pending = [i for i in plan if i not in verdicts and i in found]
+                if not pending:
+                    return decided, ""
+                target = pending[0]
+                what = "collection" if not collected else "the test process between tests"
+                msg = f"{what}: " + (
+                    f"no progress in {self.collect_timeout:g}s (killed)" if timed_out else reason
+                )
+            seconds = self.timeouts[target] if timed_out and current is not None else 0.0
+            verdicts[target] = self._verdict(
+                target, "timeout" if timed_out else "crashed", msg, seconds
+            )
+            return self.fail_fast, msg
+        if error and not any(i in verdicts for i in plan):
+            verdicts[plan[0]] = self._verdict(plan[0], "error", f"pytest failed: {error}")
+            return True, error
+        return decided, ""
+
+    def sweep(self) -> None:
+        """Kill and reap every process left behind (orphans come to us: subreaper)."""
+        me = os.getpid()
+        for _ in range(500):
+            kids = _children(me)
+            if not kids:
+                break
+            for kid in kids:
+                with contextlib.suppress(OSError):
+                    os.kill(kid, signal.SIGKILL)
+            _reap()
+            if _children(me):
+                time.sleep(0.002)
+        _reap()
+
+    def diff_of(self, cand: dict[str, Any], changes: Changes) -> str | None:
+        """The candidate as a git diff against the base commit (for the full verify)."""
+        if cand.get("diff"):
+            return str(cand["diff"])
+        base = self.job.get("base_commit") or ""
+        if not base:
+            return None
+        index = os.path.join(self.tmp, "index")
+        env = {**os.environ, "GIT_INDEX_FILE": index}
+        try:
+
+            def git(*args: str, data: bytes | None = None) -> str:
+                proc = subprocess.run(
+                    ["git", *args], cwd=self.root, env=env, input=data, capture_output=True,
+                    timeout=60, check=True,
+                )  # fmt: skip
+                return proc.stdout.decode("utf-8", "surrogateescape")
+
+            git("read-tree", base)
+            info = []
+            for rel, text in (cand.get("files") or {}).items():
+                full = changes.path(rel)
+                if text is None:
+                    info.append(f"0 {'0' * 40}\t{rel}")
+                    continue
+                blob = git(
+                    "hash-object",
+                    "-w",
+                    "--stdin",
+                    data=str(text).encode("utf-8", "surrogateescape"),
+                )
+                mode = "100755" if os.access(full, os.X_OK) else "100644"
+                info.append(f"{mode} {blob.strip()}\t{rel}")
+            git("update-index", "--index-info", data=("\n".join(info) + "\n").encode())
+            return git("diff", "--cached", "--binary", base)
+        except (OSError, subprocess.SubprocessError, ValueError):
+            return None
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(index)
+
+    def evaluate(self, k: int, cand: dict[str, Any]) -> dict[str, Any]:
+        started = time.perf_counter()
+        cpu = cpu_seconds()
+        changes = Changes(self.root, self.stamps)
+        tmp = os.path.join(self.tmp, f"c{k}")
+        result: dict[str, Any] = {
+            "index": k,
+            "applied": False,
+            "compiled": False,
+            "error": "",
+            "tests": [],
+            "mode": "none",
+            "patch": None,
+            "removed": [],
+        }
+        try:
+            error = self.apply(cand, changes)
+            if error:
+                result["error"] = error
+                return result
+            result["applied"] = True
+            error = self.compile_errors(changes)
+            if error:
+                result["error"] = error
+                return result
+            result["compiled"] = True
+            fresh = self.mode == "fresh" or any(
+                os.path.realpath(p) in self.loaded or os.path.basename(p) in _SESSION_FILES
+                for p in changes.changed()
+            )
+            result["mode"] = "fresh" if fresh else "fork"
+            tests, note = self.run_tests(fresh, tmp)
+            result["tests"] = tests
+            result["note"] = note
+            passed = len(tests) == len(self.tests) and all(
+                t["outcome"] in trace.PASSING for t in tests
+            )
+            if passed and self.job.get("want_diff"):
+                result["patch"] = self.diff_of(cand, changes)
+        except Exception as e:  # the worker's own fault: report it, keep going
+            result["error"] = f"worker error: {trace.describe(e)}"
+        finally:
+            changes.restore()
+            if self.guard is not None:
+                result["removed"] = [os.path.relpath(p, self.root) for p in self.guard.clean()]
+            shutil.rmtree(tmp, ignore_errors=True)
+            result["seconds"] = round(time.perf_counter() - started, 6)
+            result["cpu"] = round(cpu_seconds() - cpu, 6)
+        return result
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    out = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            if int(fields[1]) == pid:
+                out.append(int(name))
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and of every descendant reaped so far."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _reap() -> None:
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) >= 5 and argv[1] == "--child":
+        fresh_child(argv[2], int(argv[3]), argv[4])
+        return 0
+    with open(argv[1], encoding="utf-8") as f:
+        job = json.load(f)
+    out_fd = os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    del sys.path[0]  # this script's folder: not the repository's business
+    worker = Worker(job, out_fd)
+    try:
+        worker.prepare()
+        for k, cand in enumerate(job["candidates"]):
+            worker.emit("result", worker.evaluate(int(cand.get("index", k)), cand))
+    except BaseException as e:
+        worker.emit("fatal", trace.describe(e))
+        raise
+    finally:
+        shutil.rmtree(worker.tmp, ignore_errors=True)
+    worker.emit("done", {"cpu": round(cpu_seconds(), 4)})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,259 @@
+"""OfflineRepairProposer: tree-search children from fault localisation, edit operators
+and a fast screen, with no model.
+
+For a node (a cumulative patch), the proposer:
+
+1. localises the fault once per task (``localize``: per-test line coverage of the
+   failing and passing tests ranked by Ochiai, in the task's environment);
+2. reads the most suspicious files as they are at the node (``read_files``) and maps the
+   suspiciousness of the base's lines onto them (a node's patch may have moved lines);
+3. enumerates single edits of their suspicious lines with the frozen operator catalogue
+   (:func:`~atlas_actors.swe.repair.operators.generate_edits`), ranked by prior (the
+   family's share of real fixes × the line's suspiciousness, × a remembered family's
+   boost), so a child of a child composes two edits;
+4. screens the best ``screen`` of them fast (``try_candidates``: one container exec, one
+   fork per candidate, the failing tests first, stopping at the first failure);
+5. offers the best screened edits, untried ones first: edits that pass every selected
+   test, then those that got furthest (the failing tests run first, so passing more of
+   them is progress toward a fix), then by prior. The search then verifies its picks
+   fully (``score``) and spends its budget where the tests move.
+
+The screened ranking of a node is kept, so expanding the node again offers the next
+edits without screening again; when they run out, the next ``screen`` edits are
+screened. Deterministic: the same node gives the same proposals. Everything the
+environment does runs through a :class:`~atlas_actors.environments.base.Toolbox`
+(``LocalEvaluator`` or the environment actors), so it works with Ray.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import random
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from atlas_actors.environments.base import Toolbox
+from atlas_actors.errors import ConfigError
+from atlas_actors.search.base import NodeView, Proposals, ProposedAction
+from atlas_actors.search.mind_evolution import solution_key
+from atlas_actors.types import Task
+
+log = logging.getLogger(__name__)
+
+SOURCE_PREFIX = "offline:"
+"""``ProposedAction.source`` of this proposer's actions: ``offline:<family>``."""
+
+_PATHS = re.compile(r"^\+\+\+ b/(\S+)", re.MULTILINE)
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files a git patch changes (its ``+++ b/<path>`` lines), in order."""
+    return list(dict.fromkeys(_PATHS.findall(patch or "")))
+
+
+def remap_lines(old: str, new: str, scores: Mapping[int, float]) -> dict[int, float]:
+    """Suspiciousness of ``old``'s lines carried onto ``new``'s: unchanged lines keep
+    theirs (at their new numbers), a changed block's lines take the block's highest."""
+    if old == new:
+        return dict(scores)
+    a, b = old.splitlines(), new.splitlines()
+    out: dict[int, float] = {}
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            for k in range(i2 - i1):
+                if (v := scores.get(i1 + k + 1)) is not None:
+                    out[j1 + k + 1] = v
+        else:
+            v = max((scores.get(n + 1, 0.0) for n in range(i1, i2)), default=0.0)
+            if v > 0:
+                for n in range(j1, j2):
+                    out[n + 1] = v
+    return out
+
+
+@dataclass
+class _Screened:
+    action: dict[str, Any]
+    label: str
+    family: str
+    prior: float
+    passed: bool
+    progress: int
+    """Selected tests that passed before the first failure (failing tests run first)."""
+
+
+@dataclass
+class _NodePlan:
+    edits: list[Any]
+    """Candidate edits not screened yet, best prior first."""
+    ranked: list[_Screened] = field(default_factory=list)
+    """Screened edits not offered yet, best first."""
+
+
+class OfflineRepairProposer:
+    """Proposes edits at a tree node without a model (see the module docstring).
+
+    Args:
+        toolbox: the task's environment tools (``localize``, ``read_files``,
+            ``try_candidates``): a ``LocalEvaluator`` or an ``EnvironmentPool``.
+        families: operator families to use (default: the whole catalogue).
+        max_files: files edited at most (the most suspicious ones).
+        max_lines: suspicious lines kept (the highest scores).
+        screen: edits screened per batch.
+        family_boost: multiplies the prior of these families (memory raises the
+            families that fixed similar failures).
+    """
+
+    proposals_per_call = 4
+
+    def __init__(
+        self,
+        toolbox: Toolbox,
+        *,
+        families: Sequence[str] | None = None,
+        max_files: int = 3,
+        max_lines: int = 12,
+        screen: int = 48,
+        family_boost: Mapping[str, float] | None = None,
+    ) -> None:
+        if screen < 1 or max_files < 1 or max_lines < 1:
+            raise ConfigError("screen, max_files and max_lines must be at least 1")
+        self.toolbox = toolbox
+        self.families = list(families) if families is not None else None
+        self.max_files = max_files
+        self.max_lines = max_lines
+        self.screen = screen
+        self.family_boost = dict(family_boost or {})
+        self._localized: dict[str, dict[str, dict[int, float]]] = {}
+        self._base_texts: dict[tuple[str, str], str | None] = {}
+        self._plans: dict[tuple[str, str], _NodePlan] = {}
+        self.screened: dict[str, int] = {}
+        """Edits screened per task."""
+        self.passing: dict[str, set[str]] = {}
+        """Distinct screened patches (node patch + edit) that passed every selected test."""
+
+    # -- what the search reads ---------------------------------------------------------
+
+    def report(self, task_id: str) -> dict[str, float]:
+        """Counters for a task's result: edits screened, distinct passing patches (several
+        different ones hint at weak tests)."""
+        return {
+            "screened": float(self.screened.get(task_id, 0)),
+            "passing_patches": float(len(self.passing.get(task_id, ()))),
+        }
+
+    # -- proposing -----------------------------------------------------------------------
+
+    async def propose(
+        self, task: Task, node: NodeView, k: int, rng: random.Random
+    ) -> list[ProposedAction]:
+        patch = node.solution if isinstance(node.solution, str) else ""
+        key = (task.id, solution_key(patch))
+        plan = self._plans.get(key)
+        if plan is None:
+            suspicious = await self._suspicious(task)
+            if not suspicious:
+                return Proposals(
+                    [],
+                    problems=["fault localisation found no suspicious line in the repository"],
+                )
+            plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
+            self._plans[key] = plan
+        tried = {solution_key(a) for a in node.tried}
+        out: list[ProposedAction] = []
+        while len(out) < k:
+            while plan.ranked and len(out) < k:
+                s = plan.ranked.pop(0)
+                if solution_key(s.action) in tried:
+                    continue
+                out.append(
+                    ProposedAction(
+                        action=s.action,
+                        prior=(1.0 if s.passed else 0.1 * (1 + s.progress)) + s.prior,
+                        label=s.label,
+                        source=SOURCE_PREFIX + s.family,
+                    )
+                )
+            if len(out) >= k or not plan.edits:
+                break
+            await self._screen(task, node, patch, plan)
+        return out
+
+    async def _suspicious(self, task: Task) -> dict[str, dict[int, float]]:
+        """Per file, the suspicious lines of the base (the most suspicious kept)."""
+        found = self._localized.get(task.id)
+        if found is None:
+            loc = await self.toolbox.invoke(task, "localize")
+            lines = sorted(loc.lines, key=lambda s: (-s.score, s.path, s.line))
+            lines = [s for s in lines if s.score > 0][: self.max_lines]
+            found = {}
+            for s in lines:
+                found.setdefault(s.path, {})[s.line] = float(s.score)
+            self._localized[task.id] = found
+        return found
+
+    async def _edits(
+        self,
+        task: Task,
+        node: NodeView,
+        patch: str,
+        suspicious: dict[str, dict[int, float]],
+    ) -> list[Any]:
+        from atlas_actors.swe.repair.operators import generate_edits
+
+        ranked = sorted(suspicious, key=lambda p: -max(suspicious[p].values()))
+        files = ranked[: self.max_files]
+        want = [p for p in files if (task.id, p) not in self._base_texts]
+        if want:
+            base = await self.toolbox.invoke(task, "read_files", paths=want)
+            for p in want:
+                self._base_texts[(task.id, p)] = base.get(p)
+        now = await self.toolbox.invoke(task, "read_files", paths=files, state=node.state)
+        edits: list[Any] = []
+        for path in files:
+            text, base_text = now.get(path), self._base_texts.get((task.id, path))
+            if text is None or base_text is None:
+                continue
+            lines = remap_lines(base_text, text, suspicious[path])
+            try:
+                edits += generate_edits(text, path, lines, families=self.families)
+            except ValueError as e:  # a file the operators cannot read
+                log.warning("task %s: no edits for %s: %s", task.id, path, e)
+        edits.sort(key=lambda e: (-e.prior * self.family_boost.get(e.family, 1.0), e.path))
+        return edits
+
+    async def _screen(self, task: Task, node: NodeView, patch: str, plan: _NodePlan) -> None:
+        """Screen the next batch of ``plan``'s edits and rank them into ``plan.ranked``."""
+        from atlas_actors.swe.repair.batch import CandidatePatch
+
+        batch, plan.edits = plan.edits[: self.screen], plan.edits[self.screen :]
+        changed = patch_paths(patch)
+        current = (
+            await self.toolbox.invoke(task, "read_files", paths=changed, state=node.state)
+            if changed
+            else {}
+        )
+        candidates = [
+            CandidatePatch(files={**current, e.path: e.new_text}, label=e.label) for e in batch
+        ]
+        results = await self.toolbox.invoke(task, "try_candidates", candidates=candidates)
+        self.screened[task.id] = self.screened.get(task.id, 0) + len(batch)
+        screened: list[tuple[tuple[Any, ...], _Screened]] = []
+        for i, (edit, res) in enumerate(zip(batch, results, strict=True)):
+            if not res.applied or not res.compiled:
+                continue
+            progress = sum(1 for t in res.tests if t.passed)
+            action = {"kind": "apply_patch", "patch": edit.diff}
+            s = _Screened(action, edit.label, edit.family, edit.prior, res.passed, progress)
+            if res.passed:
+                self.passing.setdefault(task.id, set()).add(solution_key([patch, edit.diff]))
+            screened.append(((not res.passed, -progress, -edit.prior, i), s))
+        screened.sort(key=lambda x: x[0])
+        merged = [s for _, s in screened]
+        # earlier screens' leftovers stay ahead only when they are better
+        plan.ranked = sorted(
+            [*plan.ranked, *merged], key=lambda s: (not s.passed, -s.progress, -s.prior)
+        )

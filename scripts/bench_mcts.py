@@ -1,0 +1,192 @@
+"""Tree-search throughput through the actor engine, with a scripted model on loopback.
+
+Two measurements, side by side in one run:
+
+1. **Scaling with environment actors.** The four bundled example instances are searched
+   by ``SWESearch`` through the Engine (``atlas-actors swe``'s path) with 1, 2 and 4
+   environment actors (each actor runs one test at a time: ``max_in_flight_per_actor``
+   1), a scripted model at a fixed latency proposing ``--wrong`` harmless wrong edits
+   per instance before the fix. Reported: nodes expanded per minute, test runs per
+   resolved instance, and the ratio to one actor (target on 2 cores: 2 actors >= 1.7x).
+2. **LLM calls in flight.** The same four instances with a model latency of ``--latency``
+   (1 s by default) and parallel expansions: the peak number of requests the loopback
+   server saw in flight at once (target: >= 16; the search must not wait on one call at
+   a time).
+
+Medians of ``--runs`` runs. Needs a Docker engine (``scripts/docker-up``) and the
+example images (``scripts/build-swe-examples``), or ``--backend bubblewrap``::
+
+    python scripts/bench_mcts.py --runs 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from atlas_actors.actors import Engine  # noqa: E402
+from atlas_actors.config import EngineConfig, LLMConfig, SWESearchConfig  # noqa: E402
+from atlas_actors.llm.testing import ChatRequest, FakeLLMServer  # noqa: E402
+from atlas_actors.swe.instances import SWEInstance, load_example_instances  # noqa: E402
+
+
+def scripted(instances: list[SWEInstance], wrong: int) -> Any:
+    """Per instance: ``wrong`` harmless wrong edits (a comment on the buggy line), then
+    the gold patch."""
+    calls: dict[str, int] = {}
+
+    def reply(req: ChatRequest) -> str:
+        inst = next(i for i in instances if i.problem_statement.splitlines()[0] in req.text)
+        n = calls[inst.instance_id] = calls.get(inst.instance_id, 0) + 1
+        path = inst.patch.split("+++ b/", 1)[1].split("\n", 1)[0]
+        bug = next(
+            line[1:]
+            for line in inst.patch.splitlines()
+            if line.startswith("-") and not line.startswith("---")
+        )
+        if n <= wrong:
+            action = {"kind": "edit", "path": path, "old": bug, "new": f"{bug}  # try {n}"}
+        else:
+            action = {"kind": "apply_patch", "patch": inst.patch}
+        return "```json\n" + json.dumps([{**action, "label": f"try {n}"}]) + "\n```"
+
+    return reply
+
+
+async def one_run(
+    instances: list[SWEInstance],
+    *,
+    actors: int,
+    latency: float,
+    wrong: int,
+    parallel: int,
+    backend: str,
+) -> dict[str, float]:
+    env: dict[str, Any] = {"backend": backend, "eval_timeout_s": 300}
+    async with FakeLLMServer(scripted(instances, wrong), latency=latency) as server:
+        with tempfile.TemporaryDirectory() as trees:
+            config = EngineConfig(
+                workers=actors,
+                discriminators=1,
+                llm=LLMConfig(base_url=server.base_url, api_key_env=None, max_concurrency=64),
+                mcts=SWESearchConfig(
+                    max_expansions=wrong + 4,
+                    parallel_expansions=parallel,
+                    children_per_expansion=1,
+                    rollout_depth=0,
+                ),
+                environment_options={"swe": env},
+                proposer_options={"swe": {"mode": "llm"}},
+                max_in_flight_per_actor=1,
+                max_concurrent_tasks=len(instances),
+                tree_dir=trees,
+                call_timeout_s=600,
+                placement="coordinator",
+            )
+            started = time.monotonic()
+            async with Engine(config) as engine:
+                results = [r async for r in engine.solve_many([i.to_task() for i in instances])]
+            wall = time.monotonic() - started
+        peak = server.max_in_flight
+    expansions = sum(r.stats.get("expansions", 0) for r in results)
+    resolved = sum(bool(r.solved) for r in results)
+    test_runs = sum(r.evaluations for r in results)
+    return {
+        "wall_s": wall,
+        "expansions": expansions,
+        "nodes_per_minute": 60 * expansions / wall,
+        "resolved": resolved,
+        "test_runs_per_resolved": test_runs / resolved if resolved else float("inf"),
+        "llm_in_flight_peak": peak,
+    }
+
+
+def median_of(rows: list[dict[str, float]]) -> dict[str, float]:
+    return {k: statistics.median(r[k] for r in rows) for k in rows[0]}
+
+
+async def main_async(args: argparse.Namespace) -> dict[str, Any]:
+    import ray
+
+    instances = load_example_instances()
+    ray.init(include_dashboard=False, log_to_driver=False)
+    out: dict[str, Any] = {"scaling": {}, "in_flight": {}}
+    try:
+        for actors in args.actors:
+            rows = []
+            for _ in range(args.runs):
+                rows.append(
+                    await one_run(
+                        instances,
+                        actors=actors,
+                        latency=args.scaling_latency,
+                        wrong=args.wrong,
+                        parallel=4,
+                        backend=args.backend,
+                    )
+                )
+            out["scaling"][actors] = median_of(rows)
+            print(f"actors {actors}: {json.dumps(out['scaling'][actors])}", flush=True)
+        base = out["scaling"][args.actors[0]]["nodes_per_minute"]
+        for actors in args.actors:
+            row = out["scaling"][actors]
+            row["ratio_to_first"] = row["nodes_per_minute"] / base
+        rows = [
+            await one_run(
+                instances,
+                actors=2,
+                latency=args.latency,
+                wrong=args.wrong,
+                parallel=args.parallel,
+                backend=args.backend,
+            )
+            for _ in range(args.runs)
+        ]
+        out["in_flight"] = median_of(rows)
+    finally:
+        ray.shutdown()
+    return out
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--runs", type=int, default=3)
+    p.add_argument("--actors", type=int, nargs="+", default=[1, 2, 4])
+    p.add_argument("--wrong", type=int, default=6, help="wrong edits per instance first")
+    p.add_argument("--scaling-latency", type=float, default=0.2, help="model latency, part 1")
+    p.add_argument("--latency", type=float, default=1.0, help="model latency, part 2")
+    p.add_argument("--parallel", type=int, default=4, help="parallel expansions, part 2")
+    p.add_argument("--backend", choices=["docker", "bubblewrap"], default="docker")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    args = p.parse_args()
+    out = anyio.run(main_async, args)
+    print(f"\nnodes expanded per minute (median of {args.runs} runs):")
+    print("actors  nodes/min  x first  test runs/resolved  resolved")
+    for actors, row in out["scaling"].items():
+        print(
+            f"{actors:>6}  {row['nodes_per_minute']:9.1f}  {row['ratio_to_first']:7.2f}  "
+            f"{row['test_runs_per_resolved']:18.1f}  {row['resolved']:.0f}/4"
+        )
+    f = out["in_flight"]
+    print(
+        f"\nLLM latency {args.latency:g} s, 4 instances x {args.parallel} parallel expansions: "
+        f"peak {f['llm_in_flight_peak']:.0f} requests in flight, {f['resolved']:.0f}/4 resolved"
+    )
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,917 @@
+"""Each operator family on small snippets: the expected fix is among its candidates, the
+diff touches only the edited line(s), comments and formatting elsewhere stay, every
+candidate of the family sits on the suspicious statement, and the shared contract of
+``conftest.check_edits`` (compiles, new, no duplicates, diff applies) holds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from atlas_actors.swe.repair.catalogue import FAMILIES
+from atlas_actors.swe.repair.patch import CandidateEdit
+
+Generate = Callable[..., list[CandidateEdit]]
+
+# family, buggy source, fixed source, suspicious line, changed lines of the fix
+CASES: list[tuple[str, str, str, int, int]] = [
+    (
+        "comparison_operator",
+        """
+        def fits(line, width):
+            # exactly full fits
+            return len(line)  <  width   # keep me
+        """,
+        """
+        def fits(line, width):
+            # exactly full fits
+            return len(line)  <=  width   # keep me
+        """,
+        3,
+        1,
+    ),
+    (
+        "comparison_operator",
+        """
+        def missing(x, seen):
+            return x in seen
+        """,
+        """
+        def missing(x, seen):
+            return x not in seen
+        """,
+        2,
+        1,
+    ),
+    (
+        "comparison_operator",
+        """
+        def unset(x):
+            return x == None
+        """,
+        """
+        def unset(x):
+            return x is None
+        """,
+        2,
+        1,
+    ),
+    (
+        "arithmetic_operator",
+        """
+        def middle(lo, hi):
+            return (lo + hi) / 2
+        """,
+        """
+        def middle(lo, hi):
+            return (lo + hi) // 2
+        """,
+        2,
+        1,
+    ),
+    (
+        "arithmetic_operator",
+        """
+        def inner(total, h, pad):
+            return total - h * pad
+        """,
+        """
+        def inner(total, h, pad):
+            return total - (h + pad)
+        """,
+        2,
+        1,
+    ),
+    (
+        "arithmetic_operator",
+        """
+        def countdown(n):
+            n += 1
+            return n
+        """,
+        """
+        def countdown(n):
+            n -= 1
+            return n
+        """,
+        2,
+        1,
+    ),
+    (
+        "boolean_operator",
+        """
+        def ok(a, b):
+            return a or b
+        """,
+        """
+        def ok(a, b):
+            return a and b
+        """,
+        2,
+        1,
+    ),
+    (
+        "boolean_operator",
+        """
+        def ok(a, b, c):
+            return a or b and c
+        """,
+        """
+        def ok(a, b, c):
+            return a and (b and c)
+        """,
+        2,
+        1,
+    ),
+    (
+        "unary_operator",
+        """
+        def allowed(user):
+            return not user.banned
+        """,
+        """
+        def allowed(user):
+            return user.banned
+        """,
+        2,
+        1,
+    ),
+    (
+        "unary_operator",
+        """
+        def valid(a, b):
+            return a and b
+        """,
+        """
+        def valid(a, b):
+            return a and not b
+        """,
+        2,
+        1,
+    ),
+    (
+        "unary_operator",
+        """
+        def delta(a, b):
+            return a + b
+        """,
+        """
+        def delta(a, b):
+            return a + -b
+        """,
+        2,
+        1,
+    ),
+    (
+        "condition_negate",
+        """
+        def first_even(xs):
+            for x in xs:
+                if x % 2:
+                    return x
+        """,
+        """
+        def first_even(xs):
+            for x in xs:
+                if not x % 2:
+                    return x
+        """,
+        3,
+        1,
+    ),
+    (
+        "condition_negate",
+        """
+        def evens(xs):
+            return [x for x in xs if x % 2 == 1]
+        """,
+        """
+        def evens(xs):
+            return [x for x in xs if not (x % 2 == 1)]
+        """,
+        2,
+        1,
+    ),
+    (
+        "condition_drop",
+        """
+        def ready(job):
+            if job.done and job.ok:
+                return True
+            return False
+        """,
+        """
+        def ready(job):
+            if job.done:
+                return True
+            return False
+        """,
+        2,
+        1,
+    ),
+    (
+        "condition_widen",
+        """
+        def pick(items, i):
+            if i < 0:
+                return None
+            if items[i]:
+                return items[i]
+        """,
+        """
+        def pick(items, i):
+            if i < 0:
+                return None
+            if items[i] or i < 0:
+                return items[i]
+        """,
+        4,
+        1,
+    ),
+    (
+        "off_by_one_constant",
+        """
+        def pages(n):
+            return (n + 9) // 10
+        """,
+        """
+        def pages(n):
+            return (n + 9) // 11
+        """,
+        2,
+        1,
+    ),
+    (
+        "off_by_one_constant",
+        """
+        def indices(n):
+            return list(range(n - 1))
+        """,
+        """
+        def indices(n):
+            return list(range(n))
+        """,
+        2,
+        1,
+    ),
+    (
+        "off_by_one_index",
+        """
+        def last(xs):
+            return xs[len(xs)]
+        """,
+        """
+        def last(xs):
+            return xs[len(xs) - 1]
+        """,
+        2,
+        1,
+    ),
+    (
+        "off_by_one_index",
+        """
+        def last(xs):
+            return xs[0]
+        """,
+        """
+        def last(xs):
+            return xs[-1]
+        """,
+        2,
+        1,
+    ),
+    (
+        "slice_bound",
+        """
+        def tail(xs):
+            return xs[:-1]
+        """,
+        """
+        def tail(xs):
+            return xs[:]
+        """,
+        2,
+        1,
+    ),
+    (
+        "slice_bound",
+        """
+        def rest(xs):
+            return xs[:]
+        """,
+        """
+        def rest(xs):
+            return xs[1:]
+        """,
+        2,
+        1,
+    ),
+    (
+        "slice_bound",
+        """
+        def window(xs, i, k):
+            return xs[i : i + k - 1]
+        """,
+        """
+        def window(xs, i, k):
+            return xs[i : i + k]
+        """,
+        2,
+        1,
+    ),
+    (
+        "operand_swap",
+        """
+        def gap(a, b):
+            return a - b
+        """,
+        """
+        def gap(a, b):
+            return b - a
+        """,
+        2,
+        1,
+    ),
+    (
+        "operand_swap",
+        """
+        def gap(a, b, c):
+            return a + b - c
+        """,
+        """
+        def gap(a, b, c):
+            return c - (a + b)
+        """,
+        2,
+        1,
+    ),
+    (
+        "call_args_swap",
+        """
+        def clamp(x, lo, hi):
+            return max(lo, min(x, hi))
+
+        def use(v):
+            return clamp(v, 10, 0)
+        """,
+        """
+        def clamp(x, lo, hi):
+            return max(lo, min(x, hi))
+
+        def use(v):
+            return clamp(v, 0, 10)
+        """,
+        5,
+        1,
+    ),
+    (
+        "identifier_replace",
+        """
+        def total(prices, discount):
+            result = 0
+            for price in prices:
+                result += prices
+            return result - discount
+        """,
+        """
+        def total(prices, discount):
+            result = 0
+            for price in prices:
+                result += price
+            return result - discount
+        """,
+        4,
+        1,
+    ),
+    (
+        "identifier_replace",
+        """
+        def squares(xs, n):
+            return [n * n for x in xs]
+        """,
+        """
+        def squares(xs, n):
+            return [x * n for x in xs]
+        """,
+        2,
+        1,
+    ),
+    (
+        "attribute_replace",
+        """
+        class Box:
+            def __init__(self, w, h):
+                self.width = w
+                self.height = h
+
+            def area(self):
+                return self.width * self.width
+        """,
+        """
+        class Box:
+            def __init__(self, w, h):
+                self.width = w
+                self.height = h
+
+            def area(self):
+                return self.width * self.height
+        """,
+        7,
+        1,
+    ),
+    (
+        "literal_replace",
+        """
+        SEP = ","
+
+        def join(parts):
+            return ";".join(parts)
+        """,
+        """
+        SEP = ","
+
+        def join(parts):
+            return ",".join(parts)
+        """,
+        4,
+        1,
+    ),
+    (
+        "literal_replace",
+        """
+        def fresh():
+            return [None]
+        """,
+        """
+        def fresh():
+            return []
+        """,
+        2,
+        1,
+    ),
+    (
+        "literal_replace",
+        """
+        def start():
+            count = 1
+            return count
+        """,
+        """
+        def start():
+            count = 0
+            return count
+        """,
+        2,
+        1,
+    ),
+    (
+        "boolean_literal",
+        """
+        def strict():
+            return dict(strict=False)
+        """,
+        """
+        def strict():
+            return dict(strict=True)
+        """,
+        2,
+        1,
+    ),
+    (
+        "builtin_swap",
+        """
+        def best(scores):
+            return min(scores)
+        """,
+        """
+        def best(scores):
+            return max(scores)
+        """,
+        2,
+        1,
+    ),
+    (
+        "builtin_swap",
+        """
+        def collect(out, items):
+            out.append(items)
+        """,
+        """
+        def collect(out, items):
+            out.extend(items)
+        """,
+        2,
+        1,
+    ),
+    (
+        "function_name_replace",
+        """
+        def inc(x):
+            return x + 1
+
+        def dec(x):
+            return x - 1
+
+        def down(x):
+            return inc(x)
+        """,
+        """
+        def inc(x):
+            return x + 1
+
+        def dec(x):
+            return x - 1
+
+        def down(x):
+            return dec(x)
+        """,
+        8,
+        1,
+    ),
+    (
+        "call_wrap",
+        """
+        def longer(a, b):
+            return a > b
+        """,
+        """
+        def longer(a, b):
+            return len(a) > b
+        """,
+        2,
+        1,
+    ),
+    (
+        "call_unwrap",
+        """
+        def scale(xs, k):
+            return [x * k for x in list(xs)], abs(k)
+        """,
+        """
+        def scale(xs, k):
+            return [x * k for x in list(xs)], k
+        """,
+        2,
+        1,
+    ),
+    (
+        "method_call_add",
+        """
+        def words(text):
+            return text.strip().split()
+
+        def clean(name):
+            return name
+        """,
+        """
+        def words(text):
+            return text.strip().split()
+
+        def clean(name):
+            return name.strip()
+        """,
+        5,
+        1,
+    ),
+    (
+        "attribute_access_add",
+        """
+        def label(node):
+            print(node.name)
+            return node
+        """,
+        """
+        def label(node):
+            print(node.name)
+            return node.name
+        """,
+        3,
+        1,
+    ),
+    (
+        "call_args_more",
+        """
+        def show(rows):
+            print(rows, sep=", ")
+            print(rows)
+        """,
+        """
+        def show(rows):
+            print(rows, sep=", ")
+            print(rows, sep=", ")
+        """,
+        3,
+        1,
+    ),
+    (
+        "call_args_more",
+        """
+        def order(xs, reverse):
+            return sorted(xs)
+
+        def sorted(xs, reverse=False):
+            return xs
+        """,
+        """
+        def order(xs, reverse):
+            return sorted(xs, reverse=reverse)
+
+        def sorted(xs, reverse=False):
+            return xs
+        """,
+        2,
+        1,
+    ),
+    (
+        "call_args_less",
+        """
+        def parse(text):
+            return int(text, 16)
+        """,
+        """
+        def parse(text):
+            return int(text)
+        """,
+        2,
+        1,
+    ),
+    (
+        "keyword_arg_replace",
+        """
+        def plot(xs):
+            draw(xs, colour="red")
+            draw(xs, width=2)
+
+        def draw(xs, colour="black", width=1):
+            return xs
+        """,
+        """
+        def plot(xs):
+            draw(xs, colour="red")
+            draw(xs, colour=2)
+
+        def draw(xs, colour="black", width=1):
+            return xs
+        """,
+        3,
+        1,
+    ),
+    (
+        "caller_replace",
+        """
+        def merge(left, right):
+            out = []
+            out.extend(left)
+            left.extend(right)
+            return out
+        """,
+        """
+        def merge(left, right):
+            out = []
+            out.extend(left)
+            out.extend(right)
+            return out
+        """,
+        4,
+        1,
+    ),
+    (
+        "return_value",
+        """
+        def find(xs, target):
+            for i, x in enumerate(xs):
+                if x == target:
+                    return i
+            return 0
+        """,
+        """
+        def find(xs, target):
+            for i, x in enumerate(xs):
+                if x == target:
+                    return i
+            return None
+        """,
+        5,
+        1,
+    ),
+    (
+        "return_value",
+        """
+        def best(xs):
+            top = max(xs)
+            return xs
+        """,
+        """
+        def best(xs):
+            top = max(xs)
+            return top
+        """,
+        3,
+        1,
+    ),
+    (
+        "decorator_change",
+        """
+        class C:
+            @staticmethod
+            def make(cls):
+                return cls()
+        """,
+        """
+        class C:
+            @classmethod
+            def make(cls):
+                return cls()
+        """,
+        2,
+        1,
+    ),
+    (
+        "stmt_delete",
+        """
+        def drain(q):
+            out = []
+            while q:
+                out.append(q.pop())
+                out.append(None)
+            return out
+        """,
+        """
+        def drain(q):
+            out = []
+            while q:
+                out.append(q.pop())
+            return out
+        """,
+        5,
+        1,
+    ),
+    (
+        "stmt_insert",
+        """
+        def count_up(n):
+            i = 0
+            seen = []
+            while i < n:
+                seen.append(i)
+            return seen
+        """,
+        """
+        def count_up(n):
+            i = 0
+            seen = []
+            while i < n:
+                seen.append(i)
+                i += 1
+            return seen
+        """,
+        5,
+        1,
+    ),
+    (
+        "stmt_insert",
+        """
+        def first_negative(xs):
+            found = None
+            for x in xs:
+                if x < 0:
+                    found = x
+            return found
+        """,
+        """
+        def first_negative(xs):
+            found = None
+            for x in xs:
+                if x < 0:
+                    found = x
+                    break
+            return found
+        """,
+        5,
+        1,
+    ),
+    (
+        "stmt_replace",
+        """
+        def reset(state):
+            state.count = 1
+            state.items = []
+            state.count += 1
+            return state
+        """,
+        """
+        def reset(state):
+            state.count = 1
+            state.items = []
+            state.count = 1
+            return state
+        """,
+        4,
+        1,
+    ),
+    (
+        "stmt_swap",
+        """
+        def pop_first(xs):
+            del xs[0]
+            head = xs[0]
+            return head
+        """,
+        """
+        def pop_first(xs):
+            head = xs[0]
+            del xs[0]
+            return head
+        """,
+        2,
+        2,
+    ),
+    (
+        "guard_insert",
+        """
+        def name_of(user):
+            label = "?"
+            label = user.name
+            return label
+        """,
+        """
+        def name_of(user):
+            label = "?"
+            if user is not None:
+                label = user.name
+            return label
+        """,
+        3,
+        2,
+    ),
+]
+
+
+def _ids() -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for family, *_ in CASES:
+        seen[family] = seen.get(family, 0) + 1
+        out.append(f"{family}-{seen[family]}")
+    return out
+
+
+@pytest.mark.parametrize(("family", "buggy", "fixed", "line", "changed"), CASES, ids=_ids())
+def test_family_finds_the_fix(
+    generate: Generate,
+    dedent: Callable[[str], str],
+    family: str,
+    buggy: str,
+    fixed: str,
+    line: int,
+    changed: int,
+) -> None:
+    edits = generate(buggy, {line: 1.0}, families=[family])
+    assert edits, f"{family} proposed nothing"
+    assert {e.family for e in edits} == {family}
+    match = [e for e in edits if e.new_text == dedent(fixed)]
+    assert match, f"{family}: the fix is not among {[e.label for e in edits]}"
+    edit = match[0]
+    # The diff changes only the fix's lines; everything else (comments too) is the original's.
+    first, removed, added = edit.hunk
+    assert first in (line, line + 1) and max(removed, added) == changed
+    body = [row for row in edit.diff.splitlines()[4:] if row[:1] in "+-"]
+    assert len(body) == removed + added
+
+
+@pytest.mark.parametrize(("family", "buggy", "fixed", "line", "changed"), CASES, ids=_ids())
+def test_family_stays_on_the_suspicious_statement(
+    generate: Generate, family: str, buggy: str, fixed: str, line: int, changed: int
+) -> None:
+    del fixed, changed
+    edits = generate(buggy, {line: 1.0}, families=[family])
+    assert all(e.line == line for e in edits), [e.label for e in edits if e.line != line]
+    assert all(e.suspiciousness == 1.0 for e in edits)
+    for edit in edits:
+        first, removed, added = edit.hunk
+        assert line - 1 <= first <= line + 1, edit.label
+        assert removed <= 2 and added <= 3, edit.label
+
+
+def test_every_family_has_a_case() -> None:
+    assert {family for family, *_ in CASES} == set(FAMILIES)
+
+
+@pytest.mark.parametrize(("family", "buggy", "fixed", "line", "changed"), CASES, ids=_ids())
+def test_no_candidate_off_the_suspicious_lines(
+    generate: Generate,
+    dedent: Callable[[str], str],
+    family: str,
+    buggy: str,
+    fixed: str,
+    line: int,
+    changed: int,
+) -> None:
+    """With another line suspicious (the first, or the last), the family proposes nothing
+    on the buggy line."""
+    del fixed, changed
+    other = 1 if line != 1 else dedent(buggy).count("\n")
+    edits = generate(buggy, {other: 1.0}, families=[family])
+    assert all(e.line != line for e in edits)
