@@ -30,6 +30,24 @@ from atlas_actors.cli.common import add_engine_flags, positive_float, positive_i
 from atlas_actors.swe.images import PULL_POLICIES, LayerProgress, PullOptions, RunImages
 from atlas_actors.swe.instances import DEFAULT_HUB_TIMEOUT_S, SWEInstance
 
+SWE_DATA_DEFAULTS: dict[str, Any] = {
+    "split": "test",
+    "hub_timeout": DEFAULT_HUB_TIMEOUT_S,
+    "pull": "missing",
+    "pull_retries": 3,
+    "pull_stall_timeout": 120.0,
+    "build_missing": False,
+    "task_repo": None,
+    "prune": False,
+}
+"""Defaults of the shared SWE flags; a Namespace built by hand (another command calling
+``swe-eval``'s code) may leave any of them out."""
+
+
+def swe_data_flags(args: argparse.Namespace) -> argparse.Namespace:
+    """``args`` with every shared SWE flag present (defaults for the missing ones)."""
+    return argparse.Namespace(**{**SWE_DATA_DEFAULTS, **vars(args)})
+
 
 def add_swe_data_flags(p: argparse.ArgumentParser) -> None:
     """The flags every SWE command shares: instances, images, and leftovers."""
@@ -48,14 +66,14 @@ def add_swe_data_flags(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--split",
-        default="test",
+        default=SWE_DATA_DEFAULTS["split"],
         metavar="NAME",
         help="the dataset split for a parquet folder or a Hugging Face name (default: test)",
     )
     g.add_argument(
         "--hub-timeout",
         type=positive_float,
-        default=DEFAULT_HUB_TIMEOUT_S,
+        default=SWE_DATA_DEFAULTS["hub_timeout"],
         metavar="SECONDS",
         help="limit for loading a Hugging Face dataset, download included "
         f"(default: {DEFAULT_HUB_TIMEOUT_S:g})",
@@ -63,7 +81,7 @@ def add_swe_data_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pull",
         choices=PULL_POLICIES,
-        default="missing",
+        default=SWE_DATA_DEFAULTS["pull"],
         help="instance images not on the Docker engine: 'missing' pulls them before the run "
         "starts, once each, with the registry credentials of your Docker config "
         "($DOCKER_CONFIG or ~/.docker/config.json: 'auths' entries, or a credential helper "
@@ -74,7 +92,7 @@ def add_swe_data_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pull-retries",
         type=positive_int,
-        default=3,
+        default=SWE_DATA_DEFAULTS["pull_retries"],
         metavar="N",
         help="tries per image when the registry cannot be reached or fails (5xx), with a "
         "doubling wait from 1 s; a missing image or refused credentials are not retried "
@@ -83,7 +101,7 @@ def add_swe_data_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--pull-stall-timeout",
         type=positive_float,
-        default=120.0,
+        default=SWE_DATA_DEFAULTS["pull_stall_timeout"],
         metavar="SECONDS",
         help="a pull that reports no progress for this long is abandoned (and retried) "
         "(default: 120)",
@@ -155,6 +173,8 @@ async def load_swe_instances(args: argparse.Namespace) -> list[SWEInstance]:
     """``--instances`` (with ``--split``, ``--hub-timeout``), loaded in a worker thread."""
     from atlas_actors.swe.instances import load_instances
 
+    args = swe_data_flags(args)
+
     def load() -> list[SWEInstance]:
         return load_instances(args.instances, split=args.split, hub_timeout_s=args.hub_timeout)
 
@@ -209,6 +229,7 @@ async def swe_run(
     (shielded from cancellation): this run's containers are removed and, with
     ``--prune``, the images it pulled or built.
     """
+    args = swe_data_flags(args)
     check_swe_data_flags(args)
     backend = getattr(args, "backend", "docker")
     pull = "never" if args.pull == "never" else "missing"  # the driver pulled already
