@@ -17,7 +17,9 @@ Hierarchy::
     │   ├── BubblewrapNotFound(FileNotFoundError)
     │   └── SandboxTimeout(TimeoutError)
     ├── DockerError(RuntimeError)           the Docker engine failed or is unreachable
-    │   └── DockerTimeout(TimeoutError)
+    │   ├── DockerTimeout(TimeoutError)
+    │   ├── ImageMissing(LookupError)       an image is absent and may not be pulled
+    │   └── ImagePullError                  an image could not be pulled (after retries)
     ├── LLMError(RuntimeError)              an LLM endpoint failed after retries
     │   └── LLMTimeout(TimeoutError)
     ├── ActorError(RuntimeError)            an actor pool could not complete work
@@ -70,6 +72,14 @@ class DockerError(AtlasError, RuntimeError):
 
 class DockerTimeout(DockerError, TimeoutError):
     """A Docker call did not complete in time."""
+
+
+class ImageMissing(DockerError, LookupError):
+    """An image is not on the engine and the pull policy forbids pulling it."""
+
+
+class ImagePullError(DockerError):
+    """An image could not be pulled: registry unreachable, refused, or no such image."""
 
 
 class LLMError(AtlasError, RuntimeError):

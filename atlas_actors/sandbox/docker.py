@@ -23,12 +23,14 @@ from __future__ import annotations
 import io
 import json
 import os
+import socket
 import tarfile
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 import aiodocker
@@ -43,6 +45,37 @@ LABEL_MANAGED = "org.atlas-actors.managed"
 """Label set on every container this module creates."""
 LABEL_RUN = "org.atlas-actors.run"
 """Label naming the run a container belongs to (for :meth:`DockerClient.reap`)."""
+LABEL_SESSION = "org.atlas-actors.session"
+"""Label naming the command run (all its actors) a container belongs to (set by the CLI)."""
+LABEL_OWNER = "org.atlas-actors.owner"
+"""``host:pid:start-time`` of the process that created the container: when that process is
+gone, the container is an orphan (:meth:`DockerClient.reap_orphans`)."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The start time of process ``pid`` (clock ticks since boot), None when it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[-1].split()[19]
+
+
+def owner_label(pid: int | None = None) -> str:
+    """This process (or ``pid``) as a :data:`LABEL_OWNER` value."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or '?'}"
+
+
+def owner_alive(label: str) -> bool | None:
+    """True/False for an owner on this host; None when it is another host's (unknown)."""
+    host, _, rest = label.rpartition(":")
+    host, _, pid = host.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    return _start_time(int(pid)) == rest
+
+
 _KEEPALIVE = "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done"
 DEFAULT_SOCKET = "/run/atlas-docker.sock"
 """The socket ``scripts/docker-up`` starts dockerd on."""
@@ -270,18 +303,45 @@ class DockerClient:
 
         return await self.call(f"build {tag}", run(), timeout_s)
 
-    async def list_containers(self, run: str | None = None) -> list[str]:
-        """Ids of our containers (all, or one run's), running or not."""
-        label = f"{LABEL_RUN}={run}" if run else f"{LABEL_MANAGED}=1"
+    async def list_containers(
+        self, run: str | None = None, *, session: str | None = None
+    ) -> list[str]:
+        """Ids of our containers (all, one run's, or one session's), running or not."""
+        label = f"{LABEL_MANAGED}=1"
+        if run:
+            label = f"{LABEL_RUN}={run}"
+        elif session:
+            label = f"{LABEL_SESSION}={session}"
         filters = json.dumps({"label": [label]})
         found = await self.call(
             "container list", self.api.containers.list(all=True, filters=filters)
         )
         return [c.id for c in found]
 
-    async def reap(self, run: str | None = None) -> int:
-        """Remove the leftover containers of ``run`` (default: all of ours); how many."""
-        ids = await self.list_containers(run)
+    async def orphans(self) -> list[str]:
+        """Our containers whose creating process (on this host) is gone."""
+        filters = json.dumps({"label": [f"{LABEL_MANAGED}=1", LABEL_OWNER]})
+        found = await self.call(
+            "container list", self.api.containers.list(all=True, filters=filters)
+        )
+        out = []
+        for c in found:
+            owner = (c["Labels"] or {}).get(LABEL_OWNER, "")
+            if owner_alive(owner) is False:
+                out.append(c.id)
+        return out
+
+    async def reap_orphans(self) -> int:
+        """Remove the containers of processes that died without cleaning up (a killed
+        run); containers of live processes and of other hosts are left alone."""
+        return await self._remove_containers(await self.orphans())
+
+    async def reap(self, run: str | None = None, *, session: str | None = None) -> int:
+        """Remove the leftover containers of ``run`` or ``session`` (default: all of ours);
+        how many."""
+        return await self._remove_containers(await self.list_containers(run, session=session))
+
+    async def _remove_containers(self, ids: Sequence[str]) -> int:
         removed = 0
         for cid in ids:
             try:
@@ -304,10 +364,11 @@ class DockerClient:
         limits: ContainerLimits | None = None,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
         start_timeout_s: float = 60.0,
     ) -> AsyncIterator[Container]:
         """A started container from ``image``, removed on exit (even on cancellation)."""
-        c = Container(self, image, run=run, limits=limits, workdir=workdir, env=env)
+        c = Container(self, image, run=run, limits=limits, workdir=workdir, env=env, labels=labels)
         try:
             await c.start(timeout_s=start_timeout_s)
             yield c
@@ -344,9 +405,12 @@ class Container:
         limits: ContainerLimits | None = None,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
         self.image = image
+        self.labels = dict(labels or {})
+        """Extra labels (e.g. :data:`LABEL_SESSION`)."""
         self.run = run or uuid.uuid4().hex[:12]
         self.limits = limits or ContainerLimits()
         self.workdir = workdir
@@ -378,7 +442,12 @@ class Container:
             # PID 1 is a bash loop: it reaps orphans and survives `kill -9 -1` (used to
             # clear stray processes between runs), restarting its sleep.
             "Cmd": ["bash", "-c", _KEEPALIVE],
-            "Labels": {LABEL_MANAGED: "1", LABEL_RUN: self.run},
+            "Labels": {
+                **self.labels,
+                LABEL_MANAGED: "1",
+                LABEL_RUN: self.run,
+                LABEL_OWNER: owner_label(),
+            },
             "NetworkDisabled": True,
             "Env": [f"{k}={v}" for k, v in self.env.items()],
             "HostConfig": host_config,
@@ -512,26 +581,87 @@ class Container:
         return await self.client.call(f"read {path}", get())
 
 
+async def watch_session(
+    session: str, host: str | None = None, *, grace_s: float = 60.0, quiet_s: float = 8.0
+) -> int:
+    """Wait for standard input to close; unless the last thing said on it was ``done``
+    (a clean end), the process that started us died: remove ``session``'s containers
+    until none has appeared for ``quiet_s`` seconds (environment actors may outlive
+    their driver briefly), at most ``grace_s``; how many.
+
+    The CLI starts this as a separate process in its own session (``watch`` below), with
+    a pipe as its standard input: a run killed with SIGKILL leaves no containers behind.
+    """
+    said = await anyio.to_thread.run_sync(_drain_stdin, abandon_on_cancel=True)
+    if said.strip() == b"done":
+        return 0  # a clean end: the run removed its containers itself
+    removed = 0
+    deadline = time.monotonic() + grace_s
+    quiet_since = time.monotonic()
+    async with DockerClient(host) as client:
+        while time.monotonic() < deadline:
+            n = await client.reap(session=session)
+            removed += n
+            now = time.monotonic()
+            if n:
+                quiet_since = now
+            elif now - quiet_since >= quiet_s:
+                break
+            await anyio.sleep(1.0)
+    return removed
+
+
+def _drain_stdin() -> bytes:
+    """Everything on standard input until it closes (a few bytes at most)."""
+    import sys
+
+    said = b""
+    while chunk := sys.stdin.buffer.read(65536):
+        said = (said + chunk)[-64:]
+    return said
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m atlas_actors.sandbox.docker {ping,list,reap} [--run RUN]``."""
+    """``python -m atlas_actors.sandbox.docker {ping,list,reap,watch}``.
+
+    ``reap`` removes all our containers, one ``--run``'s or ``--session``'s, or with
+    ``--orphans`` those whose creating process on this host is gone (what a killed run
+    leaves). ``watch --session S`` waits for its standard input to close, then removes
+    the session's containers (the CLI's guard against SIGKILL).
+    """
     import argparse
 
     ap = argparse.ArgumentParser(prog="python -m atlas_actors.sandbox.docker")
-    ap.add_argument("command", choices=["ping", "list", "reap"])
+    ap.add_argument("command", choices=["ping", "list", "reap", "watch"])
     ap.add_argument("--run", default=None, help="only this run's containers (label value)")
+    ap.add_argument("--session", default=None, help="only this session's containers")
+    ap.add_argument(
+        "--orphans",
+        action="store_true",
+        help="reap: only containers whose creating process on this host is gone",
+    )
     ap.add_argument("--host", default=None, help="Docker host (default: $DOCKER_HOST)")
     args = ap.parse_args(argv)
 
     async def go() -> int:
+        if args.command == "watch":
+            if not args.session:
+                ap.error("watch needs --session")
+            n = await watch_session(args.session, args.host)
+            if n:
+                print(f"removed {n} container(s) of session {args.session}")
+            return 0
         async with DockerClient(args.host) as client:
             if args.command == "ping":
                 version = await client.version()
                 print(f"{client.host}: Docker {version.get('Version', '?')}")
             elif args.command == "list":
-                for cid in await client.list_containers(args.run):
+                for cid in await client.list_containers(args.run, session=args.session):
                     print(cid)
+            elif args.orphans:
+                print(f"removed {await client.reap_orphans()} orphaned container(s)")
             else:
-                print(f"removed {await client.reap(args.run)} container(s)")
+                print(f"removed {await client.reap(args.run, session=args.session)} container(s)")
         return 0
 
     try:

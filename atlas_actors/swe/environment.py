@@ -29,7 +29,7 @@ import re
 import shlex
 import time
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import Any, Literal
 
 import anyio
@@ -59,6 +59,7 @@ from atlas_actors.swe.grading import (
     hide_fail_to_pass,
     tail,
 )
+from atlas_actors.swe.images import PULL_POLICIES, PullPolicy, ensure_image
 from atlas_actors.swe.instances import SWEInstance
 from atlas_actors.swe.workspace import (
     IO_DIR,
@@ -109,6 +110,12 @@ class SWEEnvironment(TaskHolder):
         visible_tests: what ``score`` (a search's view) shows: ``"all"`` graded tests
             (the program-repair setting) or only ``"pass_to_pass"`` (SWE-bench's: the
             tests that check the fix stay hidden until the final ``verify``).
+        pull: what ``reset`` does when the instance image is not on the engine
+            (:mod:`atlas_actors.swe.images`): ``"missing"`` (default) pulls it (once per
+            image per process, with the Docker config's credentials), ``"always"`` pulls
+            it once per process even when present, ``"never"`` raises ImageMissing.
+        labels: extra labels for this environment's containers (the CLI sets the
+            session label it reaps by).
     """
 
     def __init__(
@@ -128,7 +135,11 @@ class SWEEnvironment(TaskHolder):
         fresh_container_per_verify: bool = False,
         python_bin: str | None = None,
         visible_tests: VisibleTests = "all",
+        pull: PullPolicy = "missing",
+        labels: Mapping[str, str] | None = None,
     ) -> None:
+        if pull not in PULL_POLICIES:
+            raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
         if backend not in ("docker", "bubblewrap"):
             raise ConfigError(f"backend={backend!r}: allowed values are 'docker', 'bubblewrap'")
         if visible_tests not in ("all", "pass_to_pass"):
@@ -160,6 +171,8 @@ class SWEEnvironment(TaskHolder):
         self.output_limit_bytes = output_limit_bytes
         self.fresh_container_per_verify = fresh_container_per_verify
         self.python_bin = python_bin
+        self.pull: PullPolicy = pull
+        self.labels = dict(labels or {})
         self.run_label = new_run_label()
         """Label value of this environment's containers (see ``DockerClient.reap``)."""
         self._task: Task | None = None
@@ -231,12 +244,14 @@ class SWEEnvironment(TaskHolder):
                     client = DockerClient(self.docker_host, api_timeout_s=self.api_timeout_s)
                     await client.connect()
                     self._client = client
+                await ensure_image(self._client, instance.image, self.pull)
                 ws = DockerWorkspace(
                     self._client,
                     instance.image,
                     run=self.run_label,
                     limits=self.limits,
                     start_timeout_s=self.start_timeout_s,
+                    labels=self.labels,
                 )
             else:
                 if not instance.local_repo:

@@ -232,38 +232,33 @@ def _write_outcome(log_dir: Path, entry: dict[str, Any], outcome: Outcome, statu
 async def run_swe_eval_command(args: Any) -> int:
     """``atlas-actors swe-eval``: grade ``--predictions`` against ``--instances`` into ``--out``.
 
-    Reads ``instances``, ``predictions``, ``out``, ``backend``, ``quiet``, ``workers``,
-    ``address`` and ``no_ray`` from ``args``. With Ray (default) a pool of ``--workers``
-    environment actors grades in parallel; with ``--no-ray``, ``--workers`` in-process
-    environments do. Shows a rich progress bar (unless ``--quiet``) and a summary.
+    Reads ``predictions``, ``out``, ``backend``, ``quiet``, ``workers``, ``address``,
+    ``no_ray`` and the shared SWE flags (:func:`atlas_actors.cli.swe.add_swe_data_flags`)
+    from ``args``. The images of the predicted instances are made present first (pulled
+    per ``--pull``, progress per layer in the same display); then, with Ray (default), a
+    pool of ``--workers`` environment actors grades in parallel, or with ``--no-ray``
+    ``--workers`` in-process environments do. ``report.json`` gets an ``images`` section
+    (what was present, pulled, built, pruned).
     """
     import os
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from atlas_actors.cli.swe import load_swe_instances, swe_run
     from atlas_actors.environments.local import LocalEvaluator
-    from atlas_actors.sandbox.docker import resolve_docker_host
     from atlas_actors.swe.environment import SWEEnvironment
 
     console = Console(stderr=True)
-    insts = await anyio.to_thread.run_sync(load_instances, args.instances)
+    insts = await load_swe_instances(args)
     preds = await anyio.to_thread.run_sync(load_predictions, args.predictions)
-    backend = args.backend
-    docker_host = resolve_docker_host() if backend == "docker" else None
-    options: dict[str, Any] = {"backend": backend, "docker_host": docker_host}
+    by_id = {i.instance_id: i for i in insts}
+    wanted = [by_id[i] for i in dict.fromkeys(p["instance_id"] for p in preds) if i in by_id]
     workers = int(args.workers or os.cpu_count() or 1)
     counts = {"resolved": 0, "unresolved": 0, "empty": 0, "error": 0}
-    bar = Progress(
-        TextColumn("[bold]swe-eval"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[summary]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=bool(args.quiet),
+    bar = run_display(console, quiet=bool(args.quiet))
+    job = bar.add_task(
+        "[bold]swe-eval", total=len({p["instance_id"] for p in preds}), summary="", kind="tasks"
     )
-    job = bar.add_task("grading", total=len({p["instance_id"] for p in preds}), summary="")
 
     def progress(done: int, total: int, iid: str, status: str) -> None:
         counts[status.removeprefix("cached-")] += 1
@@ -272,47 +267,100 @@ async def run_swe_eval_command(args: Any) -> int:
             summary += f"  empty {counts['empty']}  error {counts['error']}"
         bar.update(job, completed=done, summary=summary)
 
+    out_dir = Path(args.out)
     with bar:
-        if args.no_ray:
-            evaluators = [
-                LocalEvaluator(factory=lambda t: SWEEnvironment(**options), max_tasks=1)
-                for _ in range(workers)
-            ]
-            try:
-                report = await grade_predictions(
-                    insts, preds, args.out, evaluators, progress=progress
-                )
-            finally:
-                for ev in evaluators:
-                    await ev.aclose()
-        else:
-            from atlas_actors.actors.engine import RayRuntime
-            from atlas_actors.actors.pool import EnvironmentPool
-            from atlas_actors.config import EngineConfig
+        async with swe_run(args, wanted, out_dir=out_dir, progress=bar) as run:
+            options = run.environment_options
+            if args.no_ray:
+                evaluators = [
+                    LocalEvaluator(factory=lambda t: SWEEnvironment(**options), max_tasks=1)
+                    for _ in range(workers)
+                ]
+                try:
+                    report = await grade_predictions(
+                        insts, preds, out_dir, evaluators, progress=progress
+                    )
+                finally:
+                    for ev in evaluators:
+                        await ev.aclose()
+            else:
+                from atlas_actors.actors.engine import RayRuntime
+                from atlas_actors.actors.pool import EnvironmentPool
+                from atlas_actors.config import EngineConfig
 
-            runtime = RayRuntime(EngineConfig(workers=workers, address=args.address))
-            await anyio.to_thread.run_sync(runtime.start)
-            pool = EnvironmentPool(
-                workers,
-                options={"swe": options},
-                cache_sizes={"swe": 1},
-                max_in_flight_per_actor=1,  # one container per actor: no sharing
-                call_timeout_s=3600.0,
-                actor_options={"num_cpus": 0},  # actors wait on containers, not CPU
-            )
-            try:
-                await pool.start()
-                report = await grade_predictions(
-                    insts, preds, args.out, pool, progress=progress, concurrency=workers
+                runtime = RayRuntime(EngineConfig(workers=workers, address=args.address))
+                await anyio.to_thread.run_sync(runtime.start)
+                pool = EnvironmentPool(
+                    workers,
+                    options={"swe": options},
+                    cache_sizes={"swe": 1},
+                    max_in_flight_per_actor=1,  # one container per actor: no sharing
+                    call_timeout_s=3600.0,
+                    actor_options={"num_cpus": 0},  # actors wait on containers, not CPU
                 )
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await pool.aclose()
-                    await anyio.to_thread.run_sync(runtime.shutdown)
-    out = Path(args.out) / "report.json"
+                try:
+                    await pool.start()
+                    report = await grade_predictions(
+                        insts, preds, out_dir, pool, progress=progress, concurrency=workers
+                    )
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await pool.aclose()
+                        await anyio.to_thread.run_sync(runtime.shutdown)
+        if run.images is not None:
+            report["images"] = run.images.record.as_dict()
+            await anyio.to_thread.run_sync(_write_json, out_dir / "report.json", report)
+    out = out_dir / "report.json"
     console.print(
         f"resolved {report['resolved_instances']} / {report['submitted_instances']} submitted "
         f"({report['unresolved_instances']} unresolved, {report['empty_patch_instances']} "
         f"empty, {report['error_instances']} errors); report: {out}"
     )
+    if run.images is not None and (run.images.record.pulled or run.images.record.pruned):
+        rec = run.images.record
+        console.print(
+            f"images: {len(rec.pulled)} pulled, {len(rec.built)} built, "
+            f"{len(rec.pruned)} pruned (see {out_dir / 'images.json'})"
+        )
     return 0
+
+
+def run_display(console: Any, *, quiet: bool = False) -> Any:
+    """The rich Progress a SWE run shows: the run's row (done/total) and, while images
+    are pulled, a row per image and per layer (bytes); rows have ``kind`` and
+    ``summary`` fields (see :class:`atlas_actors.cli.swe.PullDisplay`)."""
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+    from rich.text import Text
+
+    class Count(ProgressColumn):
+        def __init__(self) -> None:
+            super().__init__()
+            self.mofn = MofNCompleteColumn()
+            self.bytes = DownloadColumn()
+
+        def render(self, task: Task) -> Text:
+            kind = task.fields.get("kind")
+            if kind == "layer":
+                return self.bytes.render(task) if task.total else Text("")
+            if kind == "image":
+                return Text("")
+            return self.mofn.render(task)
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        Count(),
+        TextColumn("{task.fields[summary]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=quiet,
+    )

@@ -5,7 +5,15 @@ An instance carries the fields swebench 5.x grades with (``make_test_spec`` in
 ``eval_script``, ``log_parser``, ``eval_type``, ``FAIL_TO_PASS``, ``PASS_TO_PASS``, plus the
 task fields ``base_commit``, ``problem_statement``, ``patch`` (gold) and ``test_patch``.
 Two optional extensions: ``local_repo`` (a checkout for the bubblewrap backend) and
-``source_commit`` (the commit a snapshot was made from).
+``source_commit`` (the commit a snapshot was made from). Any other field of a row
+(``image_assets``, ``difficulty``, ...) is kept as it is and round-trips.
+
+:func:`load_instances` reads what swebench's ``load_swebench_dataset`` reads: a JSON or
+JSONL file, a parquet file, a folder holding ``<split>.parquet`` or a ``save_to_disk``
+dataset, or a Hugging Face dataset name (the last three through swebench's loader,
+which needs the ``datasets`` package: ``pip install 'atlas_actors[datasets]'``). Rows in
+the older format (swebench < 5: no ``image``/``eval_script``) get an error that says how
+to convert them (:data:`LEGACY_FORMAT_HELP`).
 
 The example instances (small repositories written for this project, shipped as package
 data under ``examples/``) build with ``python -m atlas_actors.swe.build build-examples``
@@ -14,15 +22,25 @@ data under ``examples/``) build with ``python -m atlas_actors.swe.build build-ex
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from atlas_actors.errors import InvalidTaskError
 from atlas_actors.types import Task
@@ -58,7 +76,8 @@ def _parser_names() -> list[str]:
 class SWEInstance(BaseModel):
     """One SWE-bench (v5) task instance."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+    """Fields beyond these (a dataset's own columns) are kept and round-trip."""
 
     instance_id: str = Field(min_length=1)
     repo: str = Field(min_length=1)
@@ -87,6 +106,24 @@ class SWEInstance(BaseModel):
     """Extension: a git checkout holding ``base_commit`` (bubblewrap backend)."""
     source_commit: str | None = None
     """Extension: the commit of the original repository the snapshot was made from."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_to_defaults(cls, data: Any) -> Any:
+        # A parquet dataset gives every row every column, null where a row has none.
+        if isinstance(data, dict):
+            return {
+                k: v
+                for k, v in data.items()
+                if not (v is None and k in _DEFAULTED and k not in _NULLABLE)
+            }
+        return data
+
+    @field_validator("version", "created_at", mode="before")
+    @classmethod
+    def _as_text(cls, v: Any) -> Any:
+        # Parquet may hold a version as a number and created_at as a timestamp.
+        return v if isinstance(v, str) else str(v)
 
     @field_validator("FAIL_TO_PASS", "PASS_TO_PASS", mode="before")
     @classmethod
@@ -138,6 +175,26 @@ class SWEInstance(BaseModel):
         return parse_instance(context, where=f"task {task.id!r} context")
 
 
+_NULLABLE = {"local_repo", "source_commit"}
+_DEFAULTED = {name for name, f in SWEInstance.model_fields.items() if not f.is_required()}
+
+LEGACY_FORMAT_HELP = (
+    "atlas_actors reads SWE-bench rows in swebench 5.x's format, which carry 'image', "
+    "'eval_script', 'log_parser' and 'eval_type' (swebench.harness.utils.make_test_spec "
+    "reads them); this row has neither 'image' nor 'eval_script', the format of swebench "
+    "< 5, where the harness derived them from the repository and version. To convert: "
+    "load the dataset as swebench 5.x publishes it (a dataset 5.x's 'swebench eval' "
+    "accepts), or compile a task repo with 'swebench dataset build TASK_REPO'; or derive "
+    "the fields per row with swebench 4.x installed (pip install 'swebench>=4,<5' in "
+    "another environment): spec = swebench.harness.test_spec.test_spec.make_test_spec(row, "
+    "namespace='swebench'); image = spec.instance_image_key; eval_script = spec.eval_script; "
+    "log_parser = swebench.harness.log_parsers.MAP_REPO_TO_PARSER[row['repo']].__name__; "
+    "eval_type = 'fail_only' if row['repo'] in swebench.harness.constants.FAIL_ONLY_REPOS "
+    "else 'pass_and_fail' (docs/swe-images.md shows the script)"
+)
+"""What a row in the older SWE-bench format is told (names the fields and the fix)."""
+
+
 def _describe(err: ValidationError) -> str:
     parts = []
     for e in err.errors():
@@ -155,20 +212,76 @@ def parse_instance(data: Any, *, where: str = "instance") -> SWEInstance:
         raise InvalidTaskError(
             f"{where}: an instance must be a JSON object, got {type(data).__name__}"
         )
+    iid = data.get("instance_id")
+    label = f"{where} (instance_id={iid!r})" if iid else where
+    legacy = not data.get("image") and not data.get("eval_script")
+    if legacy and data.get("base_commit") and "test_patch" in data:  # a SWE-bench row
+        raise InvalidTaskError(f"{label}: {LEGACY_FORMAT_HELP}")
     try:
         return SWEInstance.model_validate(data)
     except ValidationError as e:
-        iid = data.get("instance_id")
-        label = f"{where} (instance_id={iid!r})" if iid else where
         raise InvalidTaskError(f"{label}: {_describe(e)}") from None
 
 
-def load_instances(path: str | Path) -> list[SWEInstance]:
-    """Instances from a JSON file (an object or a list) or a JSONL file (one per line).
+DEFAULT_HUB_TIMEOUT_S = 600.0
+"""Limit for loading a dataset from the Hugging Face hub (download included)."""
+HUB_PROBE_TIMEOUT_S = 15.0
+"""Limit for the first question to the hub (is the dataset there?)."""
+DATASETS_EXTRA = "pip install 'atlas_actors[datasets]'"
 
-    Errors name the file, the line (JSONL) or index (JSON list) and the field.
+
+def load_instances(
+    source: str | Path,
+    *,
+    split: str = "test",
+    hub_timeout_s: float = DEFAULT_HUB_TIMEOUT_S,
+) -> list[SWEInstance]:
+    """Instances from a file, a folder or a Hugging Face dataset, as swebench loads them.
+
+    ``source`` is a JSON file (an object or a list), a JSONL file (one object per line), a
+    ``.parquet`` file, a folder holding ``<split>.parquet`` or a dataset saved with
+    ``save_to_disk``, or a Hugging Face dataset name (``SWE-bench/SWE-bench_Lite``, or
+    one of swebench's short names: ``lite``, ``verified``, ``full``, ...). Parquet,
+    folders and names go through ``swebench.harness.utils.load_swebench_dataset`` and
+    need the ``datasets`` package; a name needs the hub to be reachable (a clear error
+    within ``hub_timeout_s`` when it is not). Errors name the file, the line (JSONL),
+    index (JSON list) or row, and the field.
     """
-    p = Path(path)
+    text_source = str(source)
+    p = Path(source)
+    if p.suffix in (".json", ".jsonl"):
+        out = _load_json_file(p)
+    elif p.suffix == ".parquet" or p.is_dir():
+        if not p.exists():
+            raise InvalidTaskError(f"cannot read instances file {p}: no such file")
+        rows = _swebench_rows(str(p), split, timeout_s=hub_timeout_s, hub=False)
+        out = [parse_instance(r, where=f"{p}, row {i}") for i, r in enumerate(rows)]
+    elif p.exists():
+        raise InvalidTaskError(
+            f"--instances: {p} is not a .json, .jsonl or .parquet file nor a dataset folder"
+        )
+    else:
+        if not _HUB_NAME.fullmatch(text_source):
+            raise InvalidTaskError(
+                f"--instances: {text_source!r} is no file or folder here, and not a Hugging "
+                "Face dataset name (owner/name, or a swebench short name such as 'lite', "
+                "'verified')"
+            )
+        name = _resolve_hub_name(text_source)
+        rows = _swebench_rows(name, split, timeout_s=hub_timeout_s, hub=True)
+        where = f"dataset {name} (split {split})"
+        out = [parse_instance(r, where=f"{where}, row {i}") for i, r in enumerate(rows)]
+    ids = [i.instance_id for i in out]
+    dupes = sorted({i for i in ids if ids.count(i) > 1})
+    if dupes:
+        raise InvalidTaskError(f"{source}: duplicate instance_id(s): {', '.join(dupes)}")
+    return out
+
+
+_HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
+
+
+def _load_json_file(p: Path) -> list[SWEInstance]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
@@ -194,11 +307,85 @@ def load_instances(path: str | Path) -> list[SWEInstance]:
                 out.append(parse_instance(item, where=f"{p}, item {i}"))
         else:
             out.append(parse_instance(data, where=str(p)))
-    ids = [i.instance_id for i in out]
-    dupes = sorted({i for i in ids if ids.count(i) > 1})
-    if dupes:
-        raise InvalidTaskError(f"{p}: duplicate instance_id(s): {', '.join(dupes)}")
     return out
+
+
+def _resolve_hub_name(name: str) -> str:
+    """swebench's short names (``lite``, ``verified``, ...) to hub ids; others unchanged."""
+    try:
+        from swebench.cli._datasets import resolve_dataset
+    except ImportError:  # an older swebench 5.x without the CLI's alias table
+        return name
+    resolved: str = resolve_dataset(name)
+    if name.lower() in {"swe-bench-lite", "swebench-lite", "swe_bench_lite", "lite"}:
+        resolved = "SWE-bench/SWE-bench_Lite"
+    return resolved
+
+
+def _swebench_rows(name: str, split: str, *, timeout_s: float, hub: bool) -> list[dict[str, Any]]:
+    """Rows through swebench's loader, bounded by ``timeout_s`` (a daemon thread: a hung
+    download does not keep the process alive)."""
+    missing = [m for m in ("datasets", "pyarrow") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise InvalidTaskError(
+            f"--instances {name}: reading parquet files and Hugging Face datasets needs the "
+            f"'datasets' extra ({DATASETS_EXTRA}); missing: {', '.join(missing)}"
+        )
+    result: list[list[dict[str, Any]]] = []
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            if hub:
+                _probe_hub(name)
+            from swebench.harness.utils import load_swebench_dataset
+
+            result.append([dict(r) for r in load_swebench_dataset(name, split)])
+        except BaseException as e:
+            failure.append(e)
+
+    t = threading.Thread(target=work, name=f"load {name}", daemon=True)
+    t.start()
+    t.join(timeout_s)
+    if t.is_alive():
+        raise InvalidTaskError(
+            f"--instances {name}: the dataset did not load within {timeout_s:g}s "
+            "(is the Hugging Face hub reachable from here? set HF_ENDPOINT for a mirror, "
+            "or download it and pass the parquet file)"
+        )
+    if failure:
+        err = failure[0]
+        if isinstance(err, InvalidTaskError):
+            raise err
+        what = "the Hugging Face dataset" if hub else "the dataset"
+        raise InvalidTaskError(
+            f"--instances {name}: cannot load {what} (split {split!r}): "
+            f"{type(err).__name__}: {str(err)[:500]}"
+        ) from None
+    return result[0]
+
+
+def _probe_hub(name: str) -> None:
+    """Ask the hub about ``name`` once, quickly: a clear error instead of minutes of
+    retries inside ``datasets`` when the hub cannot be reached."""
+    from huggingface_hub import HfApi, constants
+
+    if constants.HF_HUB_OFFLINE:
+        return  # offline mode: the datasets cache answers, or datasets says it cannot
+    try:
+        HfApi().dataset_info(name, timeout=HUB_PROBE_TIMEOUT_S)
+    except Exception as e:
+        kind = type(e).__name__
+        if "NotFound" in kind or "RepositoryNotFound" in kind:
+            raise InvalidTaskError(
+                f"--instances {name}: no such dataset on the Hugging Face hub "
+                f"({constants.ENDPOINT}): {str(e)[:300]}"
+            ) from None
+        raise InvalidTaskError(
+            f"--instances {name}: cannot reach the Hugging Face hub at {constants.ENDPOINT} "
+            f"({kind}: {str(e)[:300]}); check the network (HF_ENDPOINT for a mirror, "
+            "HF_TOKEN for a gated dataset), or download the dataset and pass its parquet file"
+        ) from None
 
 
 def make_eval_script(

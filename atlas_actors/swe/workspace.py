@@ -110,9 +110,11 @@ class DockerWorkspace:
         run: str,
         limits: ContainerLimits,
         start_timeout_s: float = 60.0,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self.client = client
         self.image = image
+        self.labels = dict(labels or {})
         self.run_label = run
         self.limits = limits
         self.start_timeout_s = start_timeout_s
@@ -124,7 +126,12 @@ class DockerWorkspace:
         if self.container is not None:
             return
         c = Container(
-            self.client, self.image, run=self.run_label, limits=self.limits, workdir=TESTBED
+            self.client,
+            self.image,
+            run=self.run_label,
+            limits=self.limits,
+            workdir=TESTBED,
+            labels=self.labels,
         )
         await c.start(timeout_s=self.start_timeout_s)
         self.container = c

@@ -1,5 +1,7 @@
 """Set-up for the SWE tests: a real dockerd (scripts/docker-up), the offline base image
-(scripts/build-base-image) and the example instance images, once per session.
+(scripts/build-base-image) and the example instance images, once per session; for the
+image tests, a private registry on 127.0.0.1 (Debian's docker-registry, started here;
+see tests/swe/registry.py) holding an example image the engine does not have.
 
 Skipped (with the reason) only when not running as root or when Docker cannot be
 installed; under CI=true a missing engine fails instead.
@@ -12,12 +14,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from atlas_actors.swe.instances import SWEInstance, load_example_instances
+from tests.swe.registry import LocalRegistry, free_port, push_unique_image, remove_local
 
 ROOT = Path(__file__).resolve().parents[2]
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -55,6 +58,36 @@ def docker_host() -> Iterator[str]:
     if ex.returncode != 0:
         pytest.fail(f"building the example images failed:\n{ex.stderr[-4000:]}")
     yield host
+
+
+@pytest.fixture(scope="session")
+def registry(docker_host: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRegistry]:
+    """A docker-registry on 127.0.0.1 (a free port), started for the session."""
+    if shutil.which("docker-registry") is None and not Path("/usr/bin/docker-registry").exists():
+        _unavailable(
+            "docker-registry is not installed (ATLAS_WITH_DOCKER=1 scripts/setup installs "
+            "Debian's docker-registry package)"
+        )
+    reg = LocalRegistry(free_port(), tmp_path_factory.mktemp("registry"))
+    try:
+        reg.start()
+    except RuntimeError as e:
+        pytest.fail(str(e))
+    yield reg
+    reg.stop()
+
+
+TEST_IMAGE_BASE = "atlas-swe-eval/atlas-examples__textkit-1"
+"""The example image the pushed test image is built on (one extra random layer)."""
+
+
+@pytest.fixture(scope="session")
+async def pushed_image(registry: LocalRegistry) -> AsyncIterator[str]:
+    """``127.0.0.1:<port>/atlas/textkit:<nonce>`` in the registry, not on the engine."""
+    name = f"{registry.host}/atlas/textkit:{os.urandom(4).hex()}"
+    await push_unique_image(TEST_IMAGE_BASE, name, blob_mb=4)
+    yield name
+    await remove_local(name)  # whatever a test left pulled
 
 
 @pytest.fixture(scope="session")
