@@ -915,3 +915,37 @@ def test_no_candidate_off_the_suspicious_lines(
     other = 1 if line != 1 else dedent(buggy).count("\n")
     edits = generate(buggy, {other: 1.0}, families=[family])
     assert all(e.line != line for e in edits)
+
+
+ODD_SPACING = """
+def f(items, n):
+    total=0   # running
+    for i in range( 0,n ):
+        total  +=  items[ i ]*2    # weight ( x )
+    return total
+"""
+
+
+def test_expression_edits_keep_the_lines_formatting(generate: Generate) -> None:
+    edits = generate(ODD_SPACING, {4: 1.0})
+    old = ODD_SPACING.lstrip("\n").splitlines()[3]
+    one_line = [e for e in edits if e.hunk == (4, 1, 1)]
+    assert len(one_line) > 20
+    for edit in one_line:
+        new = edit.new_text.splitlines()[3]
+        if edit.family.startswith("stmt_"):
+            continue
+        assert new.startswith("        ") and not new.startswith("         "), edit.label
+        assert new.endswith("    # weight ( x )"), edit.label
+        # One short stretch of the original line changes.
+        head = 0
+        while head < min(len(old), len(new)) and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        assert len(old) - head - tail <= 12, edit.label  # the original tokens edited
+    texts = {e.new_text.splitlines()[3] for e in one_line}
+    assert "        total  +=  items[ i ]*3    # weight ( x )" in texts
+    assert "        total  -=  items[ i ]*2    # weight ( x )" in texts
+    assert "        total  +=  items[ i + 1 ]*2    # weight ( x )" in texts
