@@ -8,9 +8,11 @@ For a node (a cumulative patch), the proposer:
 2. reads the most suspicious files as they are at the node (``read_files``) and maps the
    suspiciousness of the base's lines onto them (a node's patch may have moved lines);
 3. enumerates single edits of their suspicious lines with the frozen operator catalogue
-   (:func:`~atlas_actors.swe.repair.operators.generate_edits`), ranked by prior (the
-   family's share of real fixes × the line's suspiciousness, × a remembered family's
-   boost), so a child of a child composes two edits;
+   (:func:`~atlas_actors.swe.repair.operators.generate_edits`), ranked by prior: the
+   family's share of real fixes × the line's suspiciousness, spread evenly over the
+   family's variants on that line (a family with twenty candidate names does not crowd
+   out a family with one), × a remembered family's boost; a child of a child composes
+   two edits;
 4. screens the best ``screen`` of them fast (``try_candidates``: one container exec, one
    fork per candidate: every failing test, then the passing ones up to the first that
    breaks);
@@ -250,7 +252,17 @@ class OfflineRepairProposer:
                 edits += generate_edits(text, path, lines, families=self.families)
             except ValueError as e:  # a file the operators cannot read
                 log.warning("task %s: no edits for %s: %s", task.id, path, e)
-        edits.sort(key=lambda e: (-e.prior * self.family_boost.get(e.family, 1.0), e.path))
+        # a family's prior is the chance a fix is of that kind: spread it over the family's
+        # variants on the line, so families with many variants do not crowd out the rest
+        variants: dict[tuple[str, str, int], int] = {}
+        for e in edits:
+            variants[(e.path, e.family, e.line)] = variants.get((e.path, e.family, e.line), 0) + 1
+
+        def weight(e: Any) -> float:
+            share = e.prior / variants[(e.path, e.family, e.line)]
+            return float(share * self.family_boost.get(e.family, 1.0))
+
+        edits.sort(key=lambda e: (-weight(e), e.path, e.line))
         return edits
 
     async def _screen(self, task: Task, node: NodeView, patch: str, plan: _NodePlan) -> None:
