@@ -24,9 +24,10 @@ For a node (a cumulative patch), the proposer:
    picks fully (``score``) and spends its budget where the tests move; a node whose
    edits are all screened without progress has no more ideas.
 
-The screened ranking of a node is kept, so expanding the node again offers the next
-edits without screening again; when they run out, the next ``screen`` edits are
-screened. Deterministic: the same node gives the same proposals. Everything the
+A node's edits are screened when it is first expanded (up to ``first_screen`` of them,
+fewer once enough pass every test), and the ranking is kept: expanding the node again
+offers the next edits without screening again; when they run out, the next ``screen``
+edits are screened. Deterministic: the same node gives the same proposals. Everything the
 environment does runs through a :class:`~atlas_actors.environments.base.Toolbox`
 (``LocalEvaluator`` or the environment actors), so it works with Ray.
 """
@@ -99,6 +100,7 @@ class _Screened:
 class _NodePlan:
     edits: list[Any]
     """Candidate edits not screened yet, best prior first."""
+    screened: int = 0
     ranked: list[_Screened] = field(default_factory=list)
     """Screened edits not offered yet, best first."""
 
@@ -112,7 +114,10 @@ class OfflineRepairProposer:
         families: operator families to use (default: the whole catalogue).
         max_files: files edited at most (the most suspicious ones).
         max_lines: suspicious lines kept (the highest scores).
-        screen: edits screened per batch.
+        screen: edits screened per batch (one container exec).
+        first_screen: edits screened when a node is first expanded (fewer when enough
+            of them pass every test); later expansions screen more only when the node's
+            screened edits run out.
         family_boost: multiplies the prior of these families (memory raises the
             families that fixed similar failures).
     """
@@ -126,7 +131,8 @@ class OfflineRepairProposer:
         families: Sequence[str] | None = None,
         max_files: int = 3,
         max_lines: int = 12,
-        screen: int = 48,
+        screen: int = 64,
+        first_screen: int = 640,
         family_boost: Mapping[str, float] | None = None,
     ) -> None:
         if screen < 1 or max_files < 1 or max_lines < 1:
@@ -136,6 +142,7 @@ class OfflineRepairProposer:
         self.max_files = max_files
         self.max_lines = max_lines
         self.screen = screen
+        self.first_screen = first_screen
         self.family_boost = dict(family_boost or {})
         self._localized: dict[str, dict[str, dict[int, float]]] = {}
         self._base_texts: dict[tuple[str, str], str | None] = {}
@@ -181,6 +188,13 @@ class OfflineRepairProposer:
                 )
             plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
             self._plans[key] = plan
+            # screen this node's edits up front (in batches), until ``k`` pass every test
+            # or ``first_screen`` are screened: a full verify costs a hundred screens, so
+            # the search should see a node's best edits, not merely its likeliest
+            while plan.edits and plan.screened < self.first_screen:
+                await self._screen(task, node, patch, plan)
+                if sum(1 for r in plan.ranked if r.passed) >= k:
+                    break
         tried = {solution_key(a) for a in node.tried}
         here = self._progress.get((task.id, solution_key(node.actions)))
         if here is None:
@@ -258,11 +272,11 @@ class OfflineRepairProposer:
         for e in edits:
             variants[(e.path, e.family, e.line)] = variants.get((e.path, e.family, e.line), 0) + 1
 
-        def weight(e: Any) -> float:
-            share = e.prior / variants[(e.path, e.family, e.line)]
-            return float(share * self.family_boost.get(e.family, 1.0))
+        def weight(edit: Any) -> float:
+            share = edit.prior / variants[(edit.path, edit.family, edit.line)]
+            return float(share * self.family_boost.get(edit.family, 1.0))
 
-        edits.sort(key=lambda e: (-weight(e), e.path, e.line))
+        edits.sort(key=lambda edit: (-weight(edit), edit.path, edit.line))
         return edits
 
     async def _screen(self, task: Task, node: NodeView, patch: str, plan: _NodePlan) -> None:
@@ -270,6 +284,7 @@ class OfflineRepairProposer:
         from atlas_actors.swe.repair.batch import CandidatePatch
 
         batch, plan.edits = plan.edits[: self.screen], plan.edits[self.screen :]
+        plan.screened += len(batch)
         changed = patch_paths(patch)
         current = (
             await self.toolbox.invoke(task, "read_files", paths=changed, state=node.state)
