@@ -269,8 +269,9 @@ class OfflineRepairProposer:
         # a family's prior is the chance a fix is of that kind: spread it over the family's
         # variants on the line, so families with many variants do not crowd out the rest
         variants: dict[tuple[str, str, int], int] = {}
-        for e in edits:
-            variants[(e.path, e.family, e.line)] = variants.get((e.path, e.family, e.line), 0) + 1
+        for edit in edits:
+            where = (edit.path, edit.family, edit.line)
+            variants[where] = variants.get(where, 0) + 1
 
         def weight(edit: Any) -> float:
             share = edit.prior / variants[(edit.path, edit.family, edit.line)]
