@@ -172,7 +172,7 @@ SELECTORS = (
     "unique_color", "unique_shape", "unique_size", "common_shape", "common_color",
     "symmetric", "asymmetric",
 )  # fmt: skip
-"""Object selectors of :func:`_select` (``crop_object``, ``keep_extreme``, ...)."""
+"""Object selectors of :func:`select_object` (``crop_object``, ``keep_extreme``, ...)."""
 
 
 GRID_FEATURES = ("mask", "ncolors", "nobjects4", "nobjects8", "ncells", "symmetric", "top_color")
@@ -352,6 +352,25 @@ DIRS = {
     "dl": [(1, -1)],
     "dr": [(1, 1)],
 }
+"""Ray directions by name: (dy, dx) steps."""
+
+STEPS8 = ("up", "down", "left", "right", "ul", "ur", "dl", "dr")
+"""The eight one-step directions of :data:`DIRS`."""
+
+HEADINGS = STEPS8[:4]
+"""The four side directions."""
+
+GRAVITY = ("down", "up", "left", "right")
+"""The sides things fall toward."""
+
+HV4 = ((0, 1), (0, -1), (1, 0), (-1, 0))
+"""The four side neighbours as (dy, dx)."""
+
+HV4D = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
+"""The four side neighbours by name."""
+
+CORNERS = ("tl", "tr", "bl", "br")
+"""The grid's corners: top-left, top-right, bottom-left, bottom-right."""
 
 
 def role_color(g: Grid, r: int) -> int:
@@ -404,12 +423,6 @@ def grid_feature(g: Grid, feature: str, bg: int) -> int:
     raise ValueError(f"unknown grid feature {feature!r}")
 
 
-GRAVITY = ("down", "up", "left", "right")
-
-
-HV4 = ((0, 1), (0, -1), (1, 0), (-1, 0))
-
-
 def dots_and_rest(g: Grid, bg: int) -> tuple[list[tuple[Grid, Grid]], Grid]:
     """The single cells (one-cell 4-connected objects of one colour) and a mask of the
     cells of every bigger object; raises unless there are some of both (at most 80
@@ -422,9 +435,6 @@ def dots_and_rest(g: Grid, bg: int) -> tuple[list[tuple[Grid, Grid]], Grid]:
     for ob in dots:
         rest[ob] = False
     return dots, rest
-
-
-HV4D = {"right": (0, 1), "left": (0, -1), "down": (1, 0), "up": (-1, 0)}
 
 
 def clusters(m: Grid, reach: int) -> list[tuple[Grid, Grid]]:
@@ -488,13 +498,3 @@ def wall_lines(g: Grid, bg: int) -> tuple[dict[int, int], dict[int, int]]:
     cols = _line_colors(np.delete(g, list(r0), axis=0).T, bg) if len(r0) < h else {}
     rows = _line_colors(np.delete(g, list(cols), axis=1), bg) if len(cols) < w else {}
     return rows, cols
-
-
-CORNERS = ("tl", "tr", "bl", "br")
-
-
-STEPS8 = ("up", "down", "left", "right", "ul", "ur", "dl", "dr")
-
-
-HEADINGS = STEPS8[:4]
-"""The one-step directions of :data:`DIRS`."""
