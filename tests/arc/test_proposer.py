@@ -1,4 +1,5 @@
-"""DSLProposer: valid and deterministic proposals, inferred parameters, real tasks."""
+"""DSLProposer (atlas_actors.arc.proposer): valid and deterministic proposals, mutation,
+program keys, real tasks."""
 
 from __future__ import annotations
 

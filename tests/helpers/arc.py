@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc import OPS, Program, compile_program
+from atlas_actors.arc import OPS, Program
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
 
@@ -39,19 +38,6 @@ def gen(op: str, c: Ctx) -> list[Any]:
     for args in out:
         Program((op, "x", *args))
     return out
-
-
-def check_case(prog: Any, grid: np.ndarray[Any, Any], want: Rows) -> None:
-    """``prog`` on ``grid`` gives ``want`` compiled and as its standalone Python, and
-    round-trips through JSON."""
-    assert compile_program(prog)(grid).tolist() == want
-    p = Program.from_json(prog)
-    assert Program.from_json(json.loads(json.dumps(p.to_json()))) == p
-    src = p.to_python()
-    assert "import atlas_actors" not in src and "from atlas_actors" not in src
-    ns: dict[str, Any] = {}
-    exec(src, ns)
-    assert np.asarray(ns["transform"](grid)).tolist() == want
 
 
 def case_grid(op: str, i: int = 0) -> Rows:

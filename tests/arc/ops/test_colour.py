@@ -1,5 +1,6 @@
 """The colour ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ def test_generators_read_parameters_off_the_pairs() -> None:
     assert (5, "col", 0) in gen("recolor_nearest", c)
 
 
-def test_alternate_and_merge_generators() -> None:
+def test_merge_touching_generator() -> None:
     c = ctx([([[3, 2, 0, 3]], [[8, 0, 0, 3]])])
     assert gen("merge_touching", c) == [(3, 2, 8, 0)]
     c = ctx([([[3, 2, 0, 3]], [[8, 0, 0, 8]])])

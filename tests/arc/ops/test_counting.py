@@ -1,5 +1,6 @@
 """The counting ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 

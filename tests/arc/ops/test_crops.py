@@ -1,5 +1,6 @@
 """The crops ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def test_errors_raise() -> None:
         compile_program(["crop_most", "x", 2, 1, 8, 0])(tie)
 
 
-def test_crop_lines_and_ray_to_wall_generators() -> None:
+def test_crop_lines_generator() -> None:
     c = ctx([([[1, 1, 1], [0, 5, 0], [1, 1, 1]], [[1, 1, 1], [0, 5, 0]])])
     assert gen("crop_lines", c) == [(0, 0), (1, 0)]
     assert gen("crop_lines", ctx([([[1, 5]], [[1, 5], [1, 5]])])) == []

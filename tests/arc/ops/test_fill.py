@@ -1,5 +1,6 @@
 """The fill ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ def test_generators_read_parameters_off_the_pairs() -> None:
     assert ("square", 2, 0) in gen("fill_holes", c)
 
 
-def test_frame_and_stretch_generators() -> None:
+def test_frame_in_markers_generator() -> None:
     c = ctx([([[0, 0, 0, 0, 2]], [[0, 0, 0, 0, 2]])])
     assert gen("frame_in_markers", c) == []
 

@@ -1,5 +1,6 @@
 """The gravity ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -74,7 +75,7 @@ def test_gather_dots_generator() -> None:
     assert gen("gather_dots", ctx([([[1, 0, 8, 8]], [[1, 1, 8, 8]])])) == []
 
 
-def test_attract_to_rays_paint_and_diag_marks_generators() -> None:
+def test_attract_to_generator() -> None:
     moved = [
         (
             [[3, 0, 0, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],

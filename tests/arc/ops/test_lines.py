@@ -1,5 +1,6 @@
 """The lines ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_generators_read_parameters_off_the_pairs() -> None:
     assert gen("fill_empty_lines", c) == [(0, 2, "full")]
 
 
-def test_step_and_center_generators() -> None:
+def test_center_lines_generator() -> None:
     c = ctx([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 0, 0], [4, 5, 6], [0, 0, 0]])])
     assert gen("keep_center_line", c) == [("h", 0)]
     c = ctx([([[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 0, 0], [4, 5, 0], [0, 0, 0]])])

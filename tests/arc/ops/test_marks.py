@@ -1,5 +1,6 @@
 """The marks ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_border_marks_and_crossings_generators() -> None:
     assert gen("mark_crossings", ctx([(a, b)])) == []
 
 
-def test_attract_to_rays_paint_and_diag_marks_generators() -> None:
+def test_diag_marks_generator() -> None:
     diag = [([[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[8, 0, 0], [0, 1, 0], [0, 0, 0]])]
     assert list(GENERATORS["diag_marks"](task_ctx(diag, []))) == [(8, 0)]
     side = [([[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[0, 8, 0], [0, 1, 0], [0, 0, 0]])]

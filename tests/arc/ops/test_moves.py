@@ -1,5 +1,6 @@
 """The moves ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ def test_errors_raise() -> None:
         roll_by_key(G([[1, 2], [3, 4]]))  # no key line
 
 
-def test_frame_and_stretch_generators() -> None:
+def test_stretch_to_dot_generator() -> None:
     a = [[1, 1, 0, 8], [1, 1, 0, 0]]
     c = ctx([(a, [[1, 1, 1, 8], [1, 1, 1, 0]])])
     assert gen("stretch_to_dot", c) == []
@@ -58,7 +59,7 @@ def test_frame_and_stretch_generators() -> None:
     assert gen("stretch_to_dot", c) == [(0,)]
 
 
-def test_step_and_center_generators() -> None:
+def test_step_toward_generator() -> None:
     c = ctx([([[3, 0, 0, 4]], [[0, 3, 0, 4]])])
     assert gen("step_toward", c) == [(3, 4, 0)]
     c = ctx([([[3, 0, 0, 4]], [[0, 0, 3, 4]])])

@@ -1,5 +1,6 @@
 """The scale ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -135,7 +136,7 @@ def test_g_kron_fill() -> None:
     assert list(g_kron_fill(Ctx(states=[_IN], targets=[_IN.copy()], bg=0))) == []
 
 
-def test_infers_scale_and_tiles() -> None:
+def test_upscale_and_tile_t_generators_infer_factors_and_transforms() -> None:
     x = np.array([[1, 2], [3, 4]])
     ctx = Ctx([x, x], [np.kron(x, np.ones((3, 2), dtype=int))], 0)
     assert list(g_upscale(ctx)) == [(3, 2)]

@@ -1,5 +1,6 @@
 """The shapes ops beyond their declared cases (which ``test_cases.py`` runs):
-parameter generators on small tasks, and the grids the ops refuse."""
+their parameter generators on small tasks (they fire on a fit, stay quiet on a near
+miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def test_half_recolor_generator() -> None:
     assert gen("half_recolor", c) == []
 
 
-def test_alternate_and_merge_generators() -> None:
+def test_alternate_cells_generator() -> None:
     c = ctx([([[2, 2, 2, 0, 0, 0]], [[2, 4, 2, 0, 0, 0]]), ([[0, 9, 9, 0, 0]], [[0, 9, 4, 0, 0]])])
     assert gen("alternate_cells", c) == [(10, 4, 0)]
     c = ctx([([[2, 2, 2]], [[4, 2, 2]])])
