@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from helpers.arc import G
 
 from atlas_actors.arc import Program, compile_program
 from atlas_actors.errors import InvalidSolutionError
+from tests.helpers.arc import G
 
 
 def test_nested_program_str_and_python() -> None:

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.arc import G, ctx, gen
 
 from atlas_actors.arc import OPS, Program
 from atlas_actors.arc.infer import infer_cmap
+from tests.helpers.arc import G, ctx, gen
 
 # every object is one colour and no two touch at a corner: all four splits agree
 PLAIN = [[1, 1, 0, 2], [0, 0, 0, 2], [3, 0, 0, 0]]

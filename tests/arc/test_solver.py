@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G
 
 from atlas_actors.arc.solver import TaskSolver, _similar, _valid
+from tests.helpers.arc import G
 
 
 def _finished_by_cmap(s: TaskSolver) -> bool:

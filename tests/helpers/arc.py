@@ -1,4 +1,4 @@
-"""Small builders and checks for the ARC DSL's tests."""
+"""Small builders for the ARC DSL's tests (grids, generator contexts, declared cases)."""
 
 from __future__ import annotations
 

@@ -5,11 +5,11 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.assembly import assemble_by_mark, fill_marked_box
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 _BOX = G(case_grid("fill_marked_box", 2))
 

@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.arc import G
 
 from atlas_actors.arc import OPS, Program, compile_program
 from atlas_actors.arc.grids import clear_caches
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import FAMILIES, GENERATOR_ORDER, GENERATORS, ORDER
 from atlas_actors.arc.registry import Case
+from tests.helpers.arc import G
 
 CASES: list[tuple[str, int, Case]] = [
     (name, i, case) for name, spec in OPS.items() for i, case in enumerate(spec.cases)

@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops.cells import (
@@ -18,6 +17,7 @@ from atlas_actors.arc.ops.cells import (
     panel_key,
     panel_transforms,
 )
+from tests.helpers.arc import G, ctx, gen
 
 _KA = panel_key(G([[1, 1], [1, 0]]))
 

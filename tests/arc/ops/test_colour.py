@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.ops.colour import (
     cycle_recolor,
@@ -16,6 +15,7 @@ from atlas_actors.arc.ops.colour import (
     swap_other,
 )
 from atlas_actors.arc.solver import TaskSolver
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _KEY_IN = G(case_grid("legend_recolor"))
 

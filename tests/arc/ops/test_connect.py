@@ -4,7 +4,7 @@ miss), the grids the ops refuse, and what needs more than one case."""
 
 from __future__ import annotations
 
-from helpers.arc import ctx, gen
+from tests.helpers.arc import ctx, gen
 
 
 def test_generators_read_parameters_off_the_pairs() -> None:

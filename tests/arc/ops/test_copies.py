@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.ops.copies import (
@@ -15,6 +14,7 @@ from atlas_actors.arc.ops.copies import (
     overlay_objects,
     recolor_matching,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _OVER_IN = G(case_grid("overlay_objects"))
 

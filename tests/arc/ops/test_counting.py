@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.arc import G, task_ctx
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.counting import count_colors_grid, g_count_colors_grid
+from tests.helpers.arc import G, task_ctx
 
 
 def _cc_task(test: np.ndarray[Any, Any]) -> Ctx:

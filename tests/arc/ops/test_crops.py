@@ -5,11 +5,11 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen, task_ctx
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.crops import crop_lines, crop_solid_rect
+from tests.helpers.arc import G, ctx, gen, task_ctx
 
 
 def test_errors_raise() -> None:

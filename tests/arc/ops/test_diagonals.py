@@ -5,9 +5,9 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.ops.diagonals import connect_corners_diag, diag_bounce, obj_diag_ray
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _DIAG_IN = G(case_grid("connect_corners_diag"))
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, with_cell
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.ops.fill import dot_to_corner, fill_corners, halo, recolor_in_box
 from atlas_actors.arc.solver import TaskSolver
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, with_cell
 
 _DOTS_OUT = case_want("dot_to_corner")
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.geometry import shear
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 _L_OUT = case_want("turn_objects")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.grids import components
@@ -20,6 +19,7 @@ from atlas_actors.arc.ops.gravity import (
     sort_stack,
     wall_gravity,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 _WALLS_IN = G(case_grid("wall_gravity"))
 

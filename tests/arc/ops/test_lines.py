@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, with_cell
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops.lines import (
@@ -17,6 +16,7 @@ from atlas_actors.arc.ops.lines import (
     lines_by_position,
     toggle_lines,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, with_cell
 
 _SEG_H = case_want("extend_segments")
 _SEG_V = case_want("extend_segments", 1)

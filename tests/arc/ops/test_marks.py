@@ -5,10 +5,10 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen, task_ctx
 
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.marks import border_marks, mark_crossings
+from tests.helpers.arc import G, ctx, gen, task_ctx
 
 
 def test_corner_marks_generator() -> None:

@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.ops.mirrors import (
     mirror_across,
@@ -14,6 +13,7 @@ from atlas_actors.arc.ops.mirrors import (
     mirror_marker,
     mirror_to_markers,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _CROSS_OUT = case_want("mirror_cross")
 

@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.ops.moves import (
     move_by_count,
@@ -14,6 +13,7 @@ from atlas_actors.arc.ops.moves import (
     shift_by_color,
     step_to_marker,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 # colour 1 one step down ((1 + 30) * 61 + 30), colour 2 two steps right (30 * 61 + 32)
 _BY_COLOR = [[1921, 1], [1862, 2]]

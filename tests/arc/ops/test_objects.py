@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx, with_cell
 
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.objects import recolor_extremes, square_ticks
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx, with_cell
 
 _SQ_OUT = case_want("square_ticks")
 

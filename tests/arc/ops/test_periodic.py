@@ -5,9 +5,9 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen
 
 from atlas_actors.arc.ops.periodic import extend_drift, palette_stripes
+from tests.helpers.arc import G, ctx, gen
 
 
 def test_errors_raise() -> None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, ctx, gen, task_ctx
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.grids import DIRS
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.rays import g_rays, g_rays_all, pointer_ray, ray_to_wall, rays, wall_rays
+from tests.helpers.arc import G, ctx, gen, task_ctx
 
 
 def test_errors_raise() -> None:

@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops.regions import (
@@ -18,6 +17,7 @@ from atlas_actors.arc.ops.regions import (
     region_values,
     spill_beam,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _ROOM = case_grid("fill_rooms")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.rings import extend_layers, nest_by_count, nest_colors, nest_complete
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 _RINGS = case_want("extend_rings")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 from atlas_actors.arc import compile_program
 from atlas_actors.arc.infer import Ctx
@@ -21,6 +20,7 @@ from atlas_actors.arc.ops.scale import (
     kron_own,
     repeat_count,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen, task_ctx
 
 _PATCH_IN = G(case_grid("block_pixels"))
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops.shapes import (
@@ -18,6 +17,7 @@ from atlas_actors.arc.ops.shapes import (
     topology_key,
     trim_objects,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _TRIM_LEFT = case_want("trim_objects")
 

@@ -5,9 +5,9 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen
 
 from atlas_actors.arc.ops.stamps import motif_key, role_stamp, seed_motif, stamp_markers
+from tests.helpers.arc import G, ctx, gen
 
 
 def K(dy: int, dx: int, s: int, own: int) -> int:

@@ -5,7 +5,6 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, case_grid, case_want, ctx, gen
 
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops.symmetry import (
@@ -14,6 +13,7 @@ from atlas_actors.arc.ops.symmetry import (
     symmetrize_mark,
     unocclude,
 )
+from tests.helpers.arc import G, case_grid, case_want, ctx, gen
 
 _SHOWN = case_want("unocclude")
 

@@ -5,9 +5,9 @@ miss), the grids the ops refuse, and what needs more than one case."""
 from __future__ import annotations
 
 import pytest
-from helpers.arc import G, ctx, gen
 
 from atlas_actors.arc.ops.templates import anchor_copy, copy_to_match
+from tests.helpers.arc import G, ctx, gen
 
 _S5 = [5] * 7  # a separator row
 

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-from helpers.arc import G
 
 from atlas_actors.arc import OPS, compile_program
 from atlas_actors.arc.infer import Ctx
@@ -18,6 +17,7 @@ from atlas_actors.arc.ops import GENERATORS
 from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.ops.turned import INVERSE, unrigid
 from atlas_actors.arc.registry import K
+from tests.helpers.arc import G
 
 TWINS = {name: name.removesuffix("_r") for name, spec in OPS.items() if spec.family == "turned"}
 """Each turned twin and the op it turns."""
