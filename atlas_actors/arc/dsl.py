@@ -1,4 +1,4 @@
-"""Programs as data over the primitives in :mod:`atlas_actors.arc.prims`.
+"""Programs as data over the ops of :mod:`atlas_actors.arc.ops`.
 
 A program is an expression tree. Its JSON form is ``"x"`` (the input grid) or a list
 ``[op, arg, ...]`` whose arguments follow the op's signature in :data:`OPS`: grid
@@ -14,192 +14,26 @@ JSON form) into a callable on numpy grids, cached by canonical JSON.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import json
+import textwrap
 import types
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc import prims
-from atlas_actors.arc.prims import GRID_FEATURES as GRID_FEATURES
-from atlas_actors.arc.prims import SELECTORS as SELECTORS
+from atlas_actors.arc import grids
+from atlas_actors.arc.ops import FAMILIES, OPS
+from atlas_actors.arc.registry import SUB_KINDS, K, OneOf, OpSpec, ParamKind
 from atlas_actors.errors import InvalidSolutionError
+
+__all__ = ["OPS", "Expr", "OpSpec", "Program", "compile_program", "expr_size", "program_of"]
 
 Grid = np.ndarray[Any, Any]
 Expr = Any  # "x" or a tuple (op, *args)
-
-FEATURES = (
-    "size", "height", "width", "area", "top", "left", "bottom", "right", "ncolors", "color",
-    "is_rect", "density", "touches_border", "holes", "nholes", "shape", "symmetric",
-)  # fmt: skip
-SPLIT_MODES = ("h2", "h3", "v2", "v3", "sep")
-COMBINE_OPS = ("and", "or", "xor", "nor", "anb", "bna")
-PICK_SELS = (
-    "unique",
-    "most",
-    "least",
-    "most_colors",
-    "least_colors",
-    "sym",
-    "asym",
-    *tuple(f"i{i}" for i in range(9)),
-)
-GRAVITY = ("down", "up", "left", "right")
-RAY_DIRS = tuple(prims._DIRS)
-SYM_KINDS = ("h", "v", "hv", "rot", "diag")
-COUNT_WHAT = ("objects", "cells")
-ALIGN_SIDES = ("top", "bottom", "left", "right")
-NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets")
-
-
-@dataclass(frozen=True)
-class OpSpec:
-    """Signature of one DSL op: the primitive and the kinds of its arguments."""
-
-    name: str
-    fn: Callable[..., Any]
-    kinds: tuple[Any, ...]
-    """``g`` grid, ``f`` sub-program, ``c`` colour (0-9, or a role 10-13 resolved on the
-    first grid argument by ``prims.role_color``), ``cd`` colour or -1, ``b`` 0/1,
-    ``nb`` neighbourhood (0 the 4 side cells, 1 all 8, 2 the 4 diagonal ones), ``conn``
-    4/8, ``k`` 1..30, ``r`` rigid code 0..7, ``d`` -30..30, ``cmap`` colour pairs,
-    ``table`` [int, colour] pairs, ``ts`` rigid codes, ``cl`` colours, ``il`` ints, or a
-    tuple of allowed strings."""
-
-
-def _ops() -> dict[str, OpSpec]:
-    P = prims
-    C4 = ("conn", "b", "c")  # conn, by_color, bg
-    table: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
-        ("rot90", P.rot90, ("g",)),
-        ("rot180", P.rot180, ("g",)),
-        ("rot270", P.rot270, ("g",)),
-        ("flip_h", P.flip_h, ("g",)),
-        ("flip_v", P.flip_v, ("g",)),
-        ("transpose", P.transpose, ("g",)),
-        ("antitranspose", P.antitranspose, ("g",)),
-        ("rigid", P.rigid, ("g", "r")),
-        ("shift", P.shift, ("g", "d", "d", "c")),
-        ("recolor", P.recolor, ("g", "cmap")),
-        ("replace_color", P.replace_color, ("g", "c", "c")),
-        ("keep_color", P.keep_color, ("g", "c", "c")),
-        ("erase_color", P.erase_color, ("g", "c", "c")),
-        ("swap_colors", P.swap_colors, ("g", "c", "c")),
-        ("majority_recolor", P.majority_recolor, ("g", "c")),
-        ("minority_recolor", P.minority_recolor, ("g", "c")),
-        ("crop_object", P.crop_object, ("g", SELECTORS, *C4, "b")),
-        ("crop_nonbg", P.crop_nonbg, ("g", "c")),
-        ("crop_color", P.crop_color, ("g", "c")),
-        ("crop_inside", P.crop_inside, ("g", "c")),
-        ("drop_bg_lines", P.drop_bg_lines, ("g", "c")),
-        ("dedup_lines", P.dedup_lines, ("g",)),
-        ("map_objects", P.map_objects, ("g", "f", *C4)),
-        ("recolor_by", P.recolor_by, ("g", FEATURES, "table", "cd", *C4)),
-        ("recolor_rank", P.recolor_rank, ("g", FEATURES, "cl", *C4)),
-        ("filter_objects", P.filter_objects, ("g", FEATURES, "il", "b", *C4)),
-        ("keep_extreme", P.keep_extreme, ("g", SELECTORS, *C4)),
-        ("remove_extreme", P.remove_extreme, ("g", SELECTORS, *C4)),
-        ("upscale", P.upscale, ("g", "k", "k")),
-        ("downscale", P.downscale, ("g", "k", "k")),
-        ("tile", P.tile, ("g", "k", "k")),
-        ("tile_t", P.tile_t, ("g", "k", "k", "ts")),
-        ("kron_self", P.kron_self, ("g", "c", "b")),
-        ("hcat", P.hcat, ("g", "g")),
-        ("vcat", P.vcat, ("g", "g")),
-        ("layer", P.layer, ("g", "g", "c")),
-        ("split_combine", P.split_combine, ("g", SPLIT_MODES, COMBINE_OPS, "c", "c")),
-        ("split_overlay", P.split_overlay, ("g", SPLIT_MODES, "b", "c")),
-        ("split_pick", P.split_pick, ("g", SPLIT_MODES, PICK_SELS, "c")),
-        ("gravity", P.gravity, ("g", GRAVITY, "c")),
-        ("fill_enclosed", P.fill_enclosed, ("g", "c", "c")),
-        ("fill_bbox", P.fill_bbox, ("g", "c", *C4)),
-        ("halo", P.halo, ("g", "c", "nb", "c")),
-        ("interior", P.interior, ("g", "c", "c")),
-        ("border", P.border, ("g", "c")),
-        ("rays", P.rays, ("g", "c", RAY_DIRS, "b", "c")),
-        ("connect", P.connect, ("g", "cd", "cd", "c")),
-        ("symmetrize", P.symmetrize, ("g", SYM_KINDS, "c")),
-        ("sym_repair", P.sym_repair, ("g", "c")),
-        ("symmetrize_bbox", P.symmetrize_bbox, ("g", SYM_KINDS, "c")),
-        ("crop_noise_repair", P.crop_noise_repair, ("g", "c")),
-        ("count_row", P.count_row, ("g", COUNT_WHAT, "c", "conn", "c")),
-        ("most_common_color_cell", P.most_common_color_cell, ("g", "c")),
-        ("local_rule", P.local_rule, ("g", NEIGHBOURHOODS, "table", "c")),
-        ("period_repair", P.period_repair, ("g", "c")),
-        ("crop_period", P.crop_period, ("g",)),
-        ("cells_to_pixels", P.cells_to_pixels, ("g", "c")),
-        ("upscale_by", P.upscale_by, ("g", ("ncolors", "ncells"), "c")),
-        ("object_gravity", P.object_gravity, ("g", GRAVITY, "conn", "c")),
-        ("move_to_contact", P.move_to_contact, ("g", SELECTORS, *C4)),
-        ("trim", P.trim, ("g",)),
-        ("classify", P.classify, ("g", GRID_FEATURES, "table", "k", "k", "c")),
-        ("extend_period", P.extend_period, ("g", "k", "k")),
-        ("crop_at", P.crop_at, ("g", "d", "d", "k", "k")),
-        ("const_grid", P.const_grid, ("g", "k", "k", "c")),
-        ("connect_diag", P.connect_diag, ("g", "cd", "cd", "c")),
-        ("lattice_fill", P.lattice_fill, ("g", "c", "b")),
-        ("stamp", P.stamp, ("g", "table", "c")),
-        ("rays_all", P.rays_all, ("g", RAY_DIRS, "b", "c")),
-        ("attract", P.attract, ("g", "c", "b", "c")),
-        ("symmetrize_about", P.symmetrize_about, ("g", "c", ("h", "v", "hv", "rot"), "c")),
-        ("stripes", P.stripes, ("g", "c")),
-        ("color_list", P.color_list, ("g", ("desc", "asc", "desc1"), ("v", "h"), "c")),
-        ("fold", P.fold, ("g", ("h", "v"), "c")),
-        ("line_majority", P.line_majority, ("g", ("rows", "cols", "auto"))),
-        ("continue_period", P.continue_period, ("g", GRAVITY, "c")),
-        ("flood_from", P.flood_from, ("g", "c", "c")),
-        ("canvas", P.canvas, ("g", "k", "k", "c")),
-        ("repeat_bbox", P.repeat_bbox, ("g", ("v", "h", "hv"), "c")),
-        ("fill_regions", P.fill_regions, ("g", ("largest", "smallest"), "c", "c")),
-        ("cells_map", P.cells_map, ("g", GRID_FEATURES, "table", "c")),
-        ("fill_color_bbox", P.fill_color_bbox, ("g", "c")),
-        ("spiral", P.spiral, ("g", "c")),
-        ("count_fill", P.count_fill, ("g", ("objects", "big", "cells"), "c", "k", "k", "c")),
-        ("align", P.align, ("g", "c", ALIGN_SIDES, "c")),
-        ("project", P.project, ("g", "c", "c")),
-        ("paint_template", P.paint_template, ("g", ("shape", "cell"), "b", "conn", "c")),
-    ]
-    for mod in extension_modules():
-        table += mod.OP_TABLE
-    return {n: OpSpec(n, f, k) for n, f, k in table}
-
-
-def extension_modules() -> list[types.ModuleType]:
-    """The modules that add ops (``OP_TABLE``) and generators (``GENERATORS``) to the
-    core DSL; imported lazily, since they import :mod:`prims` and :mod:`infer`."""
-    from atlas_actors.arc import (
-        ops_cells,
-        ops_crops,
-        ops_lines,
-        ops_misc,
-        ops_moves,
-        ops_objects,
-        ops_regions,
-        ops_shape,
-        ops_stamps,
-        ops_turned,
-    )
-
-    return [
-        ops_cells,
-        ops_shape,
-        ops_objects,
-        ops_regions,
-        ops_stamps,
-        ops_moves,
-        ops_crops,
-        ops_lines,
-        ops_misc,
-        ops_turned,
-    ]
-
-
-OPS: dict[str, OpSpec] = _ops()
-"""Every op of the DSL by name."""
 
 
 # ---------------------------------------------------------------- validation
@@ -213,7 +47,7 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-def _check_param(kind: Any, v: Any, path: str) -> Any:
+def _check_param(kind: ParamKind, v: Any, path: str) -> Any:
     """Validate one literal parameter; return it in hashable (tuple) form."""
 
     def ints(lo: int, hi: int) -> int:
@@ -244,40 +78,40 @@ def _check_param(kind: Any, v: Any, path: str) -> Any:
                 out.append(int(item))
         return tuple(out)
 
-    if isinstance(kind, tuple):
-        if v not in kind:
-            raise _bad(path, f"expected one of {', '.join(kind)}, got {v!r}")
+    if isinstance(kind, OneOf):
+        if v not in kind.values:
+            raise _bad(path, f"expected one of {', '.join(kind.values)}, got {v!r}")
         return v
-    if kind == "c":
+    if kind is K.COLOR:
         return ints(0, 13)
-    if kind == "cd":
+    if kind is K.COLOR_OR_NONE:
         return ints(-1, 9)
-    if kind == "b":
+    if kind is K.FLAG:
         return ints(0, 1)
-    if kind == "nb":
+    if kind is K.NEIGHBOURHOOD:
         return ints(0, 2)
-    if kind == "conn":
+    if kind is K.CONN:
         if v not in (4, 8) or not _is_int(v):
             raise _bad(path, f"expected connectivity 4 or 8, got {v!r}")
         return int(v)
-    if kind == "k":
+    if kind is K.COUNT:
         return ints(1, 30)
-    if kind == "r":
+    if kind is K.RIGID:
         return ints(0, 7)
-    if kind == "d":
+    if kind is K.OFFSET:
         return ints(-30, 30)
-    if kind == "cmap":
+    if kind is K.COLOR_MAP:
         return int_list(0, 9, True)
-    if kind == "table":
+    if kind is K.TABLE:
         return int_list(-(10**12), 10**12, True)
-    if kind == "ts":
+    if kind is K.RIGIDS:
         return int_list(0, 7, False)
-    if kind == "cl":
+    if kind is K.COLORS:
         r = int_list(0, 9, False)
         if not r:
             raise _bad(path, "expected a non-empty colour list")
         return r
-    if kind == "il":
+    if kind is K.INTS:
         return int_list(-(10**7), 10**7, False)
     raise AssertionError(kind)
 
@@ -300,7 +134,7 @@ def _norm(obj: Any, path: str = "program", depth: int = 0) -> Expr:
     out: list[Any] = [name]
     for i, (kind, a) in enumerate(zip(spec.kinds, args, strict=True)):
         p = f"{path}/{name}[{i + 1}]"
-        if kind in ("g", "f"):
+        if kind in SUB_KINDS:
             out.append(_norm(a, p, depth + 1))
         else:
             out.append(_check_param(kind, a, p))
@@ -395,7 +229,7 @@ def expr_size(e: Expr) -> int:
     if not isinstance(e, tuple):
         return 0
     spec = OPS[e[0]]
-    return 1 + sum(expr_size(a) for k, a in zip(spec.kinds, e[1:], strict=True) if k in ("g", "f"))
+    return 1 + sum(expr_size(a) for k, a in zip(spec.kinds, e[1:], strict=True) if k in SUB_KINDS)
 
 
 def _finish(r: Any) -> Grid:
@@ -411,9 +245,9 @@ def _compile_expr(e: Expr) -> Callable[[Grid], Grid]:
     spec = OPS[e[0]]
     parts: list[tuple[int, Any]] = []
     for k, a in zip(spec.kinds, e[1:], strict=True):
-        if k == "g":
+        if k is K.GRID:
             parts.append((0, _compile_expr(a)))
-        elif k == "f":
+        elif k is K.PROGRAM:
             parts.append((1, _compile_expr(a)))
         else:
             parts.append((1, _to_call(a)))
@@ -421,14 +255,14 @@ def _compile_expr(e: Expr) -> Callable[[Grid], Grid]:
     dyn = [
         i
         for i, (k, a) in enumerate(zip(spec.kinds, e[1:], strict=True))
-        if k == "c" and isinstance(a, int) and a >= 10
+        if k is K.COLOR and isinstance(a, int) and a >= 10
     ]
     if dyn:
 
         def run_roles(g: Grid) -> Grid:
             args = [v(g) if t == 0 else v for t, v in parts]
             for i in dyn:
-                args[i] = prims.role_color(args[0], args[i])
+                args[i] = grids.role_color(args[0], args[i])
             return fn(*args)  # type: ignore[no-any-return]
 
         return run_roles
@@ -489,12 +323,12 @@ def _expr_src(e: Expr, var: str) -> str:
     spec = OPS[e[0]]
     args: list[str] = []
     for k, a in zip(spec.kinds, e[1:], strict=True):
-        if k == "g":
+        if k is K.GRID:
             args.append(_expr_src(a, var))
-        elif k == "f":
+        elif k is K.PROGRAM:
             inner = "x" if var != "x" else "o"
             args.append(f"lambda {inner}: {_expr_src(a, inner)}")
-        elif k == "c" and isinstance(a, int) and a >= 10:
+        elif k is K.COLOR and isinstance(a, int) and a >= 10:
             args.append(f"role_color({args[0]}, {a})")
         else:
             args.append(repr(_to_call(a)))
@@ -505,7 +339,7 @@ def _used_ops(e: Expr, acc: set[str]) -> None:
     if isinstance(e, tuple):
         acc.add(e[0])
         for k, a in zip(OPS[e[0]].kinds, e[1:], strict=True):
-            if k in ("g", "f"):
+            if k in SUB_KINDS:
                 _used_ops(a, acc)
 
 
@@ -518,24 +352,21 @@ def _code_names(code: types.CodeType) -> set[str]:
 
 
 def _source_modules() -> list[types.ModuleType]:
-    """Modules whose functions programs may use: :mod:`prims`, then the extensions."""
-    return [prims, *extension_modules()]
+    """Modules whose functions programs may use: :mod:`grids`, then the op families."""
+    return [grids, *FAMILIES]
 
 
-def _deps(names: set[str]) -> list[tuple[str, Any]]:
-    """Module-level names (and their objects) that the primitives ``names`` need, in
-    source order (:mod:`prims` first, then the extension modules).
+def _deps(fns: list[Callable[..., Any]]) -> list[tuple[str, Any]]:
+    """Module-level names (and their objects) that the primitives ``fns`` need, in
+    source order (:mod:`grids` first, then the op families).
 
     Each function's names are looked up where that function is defined, so a helper of
-    an extension module is found there; two different objects under one name would
+    a family module is found there; two different objects under one name would
     clash in a standalone script and raise ``ValueError``."""
     mods = _source_modules()
     index = {m.__name__: i for i, m in enumerate(mods)}
     found: dict[str, tuple[int, int, Any]] = {}
-    # each op's primitive, in the module that has it
-    todo: list[tuple[str, dict[str, Any]]] = [
-        (n, vars(next((m for m in mods if n in vars(m)), prims))) for n in names
-    ]
+    todo: list[tuple[str, dict[str, Any]]] = [(f.__name__, f.__globals__) for f in fns]
     while todo:
         n, scope = todo.pop()
         if n not in scope or isinstance(scope[n], types.ModuleType):
@@ -555,11 +386,20 @@ def _deps(names: set[str]) -> list[tuple[str, Any]]:
     return [(n, v[2]) for n, v in sorted(found.items(), key=lambda kv: kv[1][:2])]
 
 
+def _function_source(fn: types.FunctionType) -> str:
+    """``fn``'s source without its decorators (an op's declaration stays behind)."""
+    src = textwrap.dedent(inspect.getsource(fn))
+    node = ast.parse(src).body[0]
+    if not isinstance(node, ast.FunctionDef) or not node.decorator_list:
+        return src
+    return "\n".join(src.splitlines()[node.lineno - 1 :]) + "\n"
+
+
 def to_python(e: Expr) -> str:
     """Standalone source: the primitives the program uses, then ``transform(grid)``."""
     ops: set[str] = set()
     _used_ops(e, ops)
-    fnames = {OPS[o].fn.__name__ for o in ops} | {"role_color"}
+    fns = [OPS[o].fn for o in sorted(ops)] + [grids.role_color]
     lines = [
         '"""ARC program found by atlas_actors (standalone: needs only numpy)."""',
         "",
@@ -573,9 +413,9 @@ def to_python(e: Expr) -> str:
         "Grid = np.ndarray[Any, Any]",
         "",
     ]
-    for n, obj in _deps(fnames):
+    for n, obj in _deps(fns):
         if isinstance(obj, types.FunctionType):
-            lines.append(inspect.getsource(obj).rstrip() + "\n\n")
+            lines.append(_function_source(obj).rstrip() + "\n\n")
         elif n.startswith("_CACHE"):
             lines.append(f"{n}: dict[Any, Any] = {{}}\n")
         elif n != "Grid":

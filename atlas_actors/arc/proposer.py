@@ -28,6 +28,7 @@ from typing import Any
 import anyio.to_thread
 
 from atlas_actors.arc.dsl import OPS, Expr, Program, program_of
+from atlas_actors.arc.registry import SUB_KINDS, K, OneOf, ParamKind
 from atlas_actors.arc.solver import Node, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
@@ -371,7 +372,7 @@ def _boltzmann(nodes: list[Node], n: int, rng: random.Random, temperature: float
     return picked
 
 
-def _paths(expr: Expr, kinds: tuple[str, ...] = ("g",)) -> list[tuple[int, ...]]:
+def _paths(expr: Expr, kinds: tuple[ParamKind, ...] = (K.GRID,)) -> list[tuple[int, ...]]:
     """Paths (argument index lists) to every op node reachable through ``kinds`` args."""
     out: list[tuple[int, ...]] = []
 
@@ -400,24 +401,24 @@ def _set(expr: Expr, path: tuple[int, ...], value: Expr) -> Expr:
     return (*expr[:i], _set(expr[i], path[1:], value), *expr[i + 1 :])
 
 
-def _param_values(kind: Any, v: Any, rng: random.Random) -> list[Any]:
-    if isinstance(kind, tuple):
-        return [c for c in kind if c != v]
-    if kind in ("c",):
+def _param_values(kind: ParamKind, v: Any, rng: random.Random) -> list[Any]:
+    if isinstance(kind, OneOf):
+        return [c for c in kind.values if c != v]
+    if kind is K.COLOR:
         return [c for c in range(14) if c != v]
-    if kind == "cd":
+    if kind is K.COLOR_OR_NONE:
         return [c for c in range(-1, 10) if c != v]
-    if kind == "b":
+    if kind is K.FLAG:
         return [1 - v]
-    if kind == "nb":
+    if kind is K.NEIGHBOURHOOD:
         return [k for k in range(3) if k != v]
-    if kind == "conn":
+    if kind is K.CONN:
         return [12 - v]
-    if kind == "k":
+    if kind is K.COUNT:
         return [k for k in (v - 1, v + 1, 2, 3) if 1 <= k <= 30 and k != v]
-    if kind == "r":
+    if kind is K.RIGID:
         return [k for k in range(8) if k != v]
-    if kind == "d":
+    if kind is K.OFFSET:
         return [d for d in (v - 1, v + 1) if -30 <= d <= 30]
     return []
 
@@ -425,10 +426,10 @@ def _param_values(kind: Any, v: Any, rng: random.Random) -> list[Any]:
 def _tweaks(expr: Expr, rng: random.Random, n: int) -> list[Expr]:
     """Copies of ``expr`` with one literal parameter changed."""
     sites: list[tuple[tuple[int, ...], int, Any]] = []
-    for p in _paths(expr, ("g", "f")):
+    for p in _paths(expr, SUB_KINDS):
         node = _get(expr, p)
         for i, (k, a) in enumerate(zip(OPS[node[0]].kinds, node[1:], strict=True)):
-            if k not in ("g", "f"):
+            if k not in SUB_KINDS:
                 for v in _param_values(k, a, rng):
                     sites.append((p, i + 1, v))
     rng.shuffle(sites)
@@ -444,7 +445,7 @@ def _deletions(expr: Expr) -> list[Expr]:
     out = []
     for p in _paths(expr):
         node = _get(expr, p)
-        gs = [a for k, a in zip(OPS[node[0]].kinds, node[1:], strict=True) if k == "g"]
+        gs = [a for k, a in zip(OPS[node[0]].kinds, node[1:], strict=True) if k is K.GRID]
         if len(gs) == 1:
             out.append(_set(expr, p, gs[0]))
     return [e for e in out if e != "x"]
@@ -467,7 +468,7 @@ def _first_grid_child(e: Expr) -> Expr | None:
     if not isinstance(e, tuple):
         return None
     for k, a in zip(OPS[e[0]].kinds, e[1:], strict=True):
-        if k == "g":
+        if k is K.GRID:
             return a
     return None
 
@@ -478,7 +479,7 @@ def _replace_leaf(e: Expr, leaf: Expr) -> Expr:
     kinds = OPS[e[0]].kinds
     return (
         e[0],
-        *[_replace_leaf(a, leaf) if k == "g" else a for k, a in zip(kinds, e[1:], strict=False)],
+        *[_replace_leaf(a, leaf) if k is K.GRID else a for k, a in zip(kinds, e[1:], strict=False)],
     )
 
 
@@ -486,4 +487,4 @@ def _depth(e: Expr) -> int:
     if not isinstance(e, tuple):
         return 0
     kinds = OPS[e[0]].kinds
-    return 1 + max([_depth(a) for k, a in zip(kinds, e[1:], strict=True) if k in ("g", "f")] + [0])
+    return 1 + max([_depth(a) for k, a in zip(kinds, e[1:], strict=True) if k in SUB_KINDS] + [0])

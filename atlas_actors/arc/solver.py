@@ -21,10 +21,12 @@ from typing import Any, Literal
 
 import numpy as np
 
-from atlas_actors.arc import prims
 from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
-from atlas_actors.arc.infer import GENERATORS, Ctx, infer_cmap
-from atlas_actors.arc.ops_shape import paint_fg
+from atlas_actors.arc.grids import role_color, selection_tied
+from atlas_actors.arc.infer import Ctx, infer_cmap
+from atlas_actors.arc.ops import GENERATORS
+from atlas_actors.arc.ops.assembly import paint_fg
+from atlas_actors.arc.registry import SUB_KINDS, K
 
 Grid = np.ndarray[Any, Any]
 
@@ -243,18 +245,18 @@ class TaskSolver:
             spec = OPS[e[0]]
             cols: list[Any] = []
             for k, a in zip(spec.kinds, e[1:], strict=True):
-                if k == "g":
+                if k is K.GRID:
                     cols.append(self._eval(a))
-                elif k == "f":
+                elif k is K.PROGRAM:
                     cols.append(program_of(a))
                 else:
                     cols.append(_plain(a))
             outs = []
             for i in range(len(self.inputs)):
-                args = [c[i] if k == "g" else c for k, c in zip(spec.kinds, cols, strict=True)]
+                args = [c[i] if k is K.GRID else c for k, c in zip(spec.kinds, cols, strict=True)]
                 for j, k in enumerate(spec.kinds):
-                    if k == "c" and isinstance(args[j], int) and args[j] >= 10:
-                        args[j] = prims.role_color(args[0], args[j])
+                    if k is K.COLOR and isinstance(args[j], int) and args[j] >= 10:
+                        args[j] = role_color(args[0], args[j])
                 outs.append(np.asarray(spec.fn(*args)))
         except Exception:
             self.memo[e] = False
@@ -285,7 +287,7 @@ class TaskSolver:
                 if roles:
                     call = list(call)
                     for i in roles:
-                        call[i] = prims.role_color(g, args[i])
+                        call[i] = role_color(g, args[i])
                 out = np.asarray(fn(g, *call))
                 if not _valid(out):
                     raise ValueError("not a grid")
@@ -642,14 +644,14 @@ class TaskSolver:
         if isinstance(hit, float):
             return hit
         spec = OPS[e[0]]
-        n = sum(self._ties(a) for k, a in zip(spec.kinds, e[1:], strict=True) if k in ("g", "f"))
+        n = sum(self._ties(a) for k, a in zip(spec.kinds, e[1:], strict=True) if k in SUB_KINDS)
         if e[0] in _SELECTING:
             try:
                 grids = self._eval(e[1])
                 sel, conn, by_color, bg = e[2:6]
                 # the share of grids where it is a tie: a pick tied on every grid is
                 # pure tie-break, one tied on a single grid may still be the rule
-                n += sum(prims.selection_tied(g, sel, conn, by_color, bg) for g in grids) / max(
+                n += sum(selection_tied(g, sel, conn, by_color, bg) for g in grids) / max(
                     1, len(grids)
                 )
             except Exception:
@@ -666,7 +668,7 @@ def _top(e: Expr) -> Any:
     if not isinstance(e, tuple):
         return e
     spec = OPS[e[0]]
-    rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in ("g", "f")]
+    rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in SUB_KINDS]
     return (e[0], *rest)
 
 
@@ -675,12 +677,12 @@ def _call_args(op: str, args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:
     positions of colour roles (colour arguments of 10 or more, resolved per grid)."""
     kinds = OPS[op].kinds[1:]
     call = list(
-        _plain([(program_of(a) if k == "f" else a) for k, a in zip(kinds, args, strict=True)])
+        _plain([(program_of(a) if k is K.PROGRAM else a) for k, a in zip(kinds, args, strict=True)])
     )
     roles = [
         i
         for i, (k, a) in enumerate(zip(kinds, call, strict=True))
-        if k == "c" and isinstance(a, int) and a >= 10
+        if k is K.COLOR and isinstance(a, int) and a >= 10
     ]
     return call, roles
 
@@ -690,7 +692,7 @@ def _first_step(e: Expr) -> Any:
     arguments (``x`` for the identity)."""
     while isinstance(e, tuple):
         spec = OPS[e[0]]
-        grids = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k == "g"]
+        grids = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k is K.GRID]
         if not grids or not isinstance(grids[0], tuple):
             return e[0]
         e = grids[0]
@@ -762,9 +764,9 @@ def complexity(e: Expr) -> float:
     spec = OPS[e[0]]
     cost = 1.0 + _HEAVY.get(e[0], 0.0)
     for k, a in zip(spec.kinds, e[1:], strict=True):
-        if k in ("g", "f"):
+        if k in SUB_KINDS:
             cost += complexity(a)
-        elif k in ("table", "cmap"):
+        elif k in (K.TABLE, K.COLOR_MAP):
             cost += len(a) / 8
     return cost
 

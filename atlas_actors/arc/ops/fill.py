@@ -1,0 +1,550 @@
+"""Ops that paint regions: enclosed background, bounding boxes, halos, interiors, borders,
+flood fills, holes, rectangles between corners, checkerboard floods, frames."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from atlas_actors.arc.grids import DIRS, Grid, clusters, components, enclosed
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_fits, painted_only
+from atlas_actors.arc.registry import Case, K, OneOf, op
+
+
+def g_paint(ctx: Ctx) -> Iterator[Args]:
+    """(colour, bg) for ops that paint a new colour onto background cells."""
+    if ctx.same_shape:
+        for c in ctx.paint_colors[:3] + ctx.paint_roles:
+            yield (c, ctx.bg)
+
+
+@op(
+    params=(K.COLOR, K.COLOR),
+    generator=g_paint,
+    cases=[
+        Case(
+            (4, 0),
+            [[1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 1, 0]],
+            [[1, 1, 1, 0], [1, 4, 1, 0], [1, 1, 1, 0]],
+        ),
+    ],
+)
+def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` on the background cells that are cut off from the border."""
+    enc = enclosed(g == bg)
+    return np.where(enc, c, g)
+
+
+def g_fill_bbox(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        for c in ctx.new_colors[:2] + ctx.paint_roles:
+            for conn, by_color in ctx.conns():
+                yield (c, conn, by_color, ctx.bg)
+
+
+@op(
+    params=(K.COLOR, K.CONN, K.FLAG, K.COLOR),
+    generator=g_fill_bbox,
+    cases=[
+        Case((6, 8, 0, 0), [[1, 0, 0], [0, 1, 0]], [[1, 6, 0], [6, 1, 0]]),
+    ],
+)
+def fill_bbox(g: Grid, c: int, conn: int, by_color: int, bg: int) -> Grid:
+    """Paint ``c`` on the background cells inside each object's bounding box."""
+    o = g.copy()
+    for ys, xs in components(g, conn, by_color, bg):
+        box = o[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+        box[box == bg] = c
+    return o
+
+
+def g_halo(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        for c in ctx.paint_colors[:3] + ctx.paint_roles:
+            yield (c, 1, ctx.bg)
+            yield (c, 0, ctx.bg)
+            yield (c, 2, ctx.bg)
+
+
+@op(
+    params=(K.COLOR, K.NEIGHBOURHOOD, K.COLOR),
+    generator=g_halo,
+    cases=[
+        Case((2, 0, 0), [[0, 0, 0], [0, 1, 0]], [[0, 2, 0], [2, 1, 2]]),
+        Case((2, 1, 0), [[0, 0, 0], [0, 1, 0]], [[2, 2, 2], [2, 1, 2]]),
+        Case((2, 2, 0), [[0, 0, 0], [0, 1, 0]], [[2, 0, 2], [0, 1, 0]]),
+    ],
+)
+def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
+    """Paint ``c`` on background cells next to non-background ones: the 4 side
+    neighbours (``diag`` 0), all 8 (1) or only the 4 diagonal ones (2)."""
+    fg = g != bg
+    p = np.pad(fg, 1)
+    h, w = g.shape
+    near = np.zeros_like(fg)
+    for dy, dx in DIRS[("hv", "all", "diag")[diag]]:
+        near |= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+    return np.where(near & ~fg, c, g)
+
+
+@op(
+    params=(K.COLOR, K.COLOR),
+    generator=g_paint,
+    cases=[
+        Case((2, 0), [[1] * 3] * 3, [[1, 1, 1], [1, 2, 1], [1, 1, 1]]),
+    ],
+)
+def interior(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` on non-background cells whose 8 neighbours are all non-background."""
+    fg = g != bg
+    p = np.pad(fg, 1)
+    h, w = g.shape
+    inside = fg.copy()
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            inside &= p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w]
+    return np.where(inside, c, g)
+
+
+def g_border(ctx: Ctx) -> Iterator[Args]:
+    if ctx.same_shape:
+        for c in ctx.paint_colors[:3] + ctx.paint_roles:
+            yield (c,)
+
+
+@op(
+    params=(K.COLOR,),
+    generator=g_border,
+    cases=[
+        Case((3,), [[0] * 3] * 3, [[3, 3, 3], [3, 0, 3], [3, 3, 3]]),
+    ],
+)
+def border(g: Grid, c: int) -> Grid:
+    """Paint the outermost ring of the grid with ``c``."""
+    o = g.copy()
+    o[0, :] = c
+    o[-1, :] = c
+    o[:, 0] = c
+    o[:, -1] = c
+    return o
+
+
+def g_flood_from(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        for c in ctx.state_colors[:6]:
+            yield (c, ctx.bg)
+
+
+@op(
+    params=(K.COLOR, K.COLOR),
+    generator=g_flood_from,
+    cases=[
+        Case((2, 0), [[0, 1, 0], [1, 1, 2], [0, 1, 0]], [[0, 1, 2], [1, 1, 2], [0, 1, 2]]),
+    ],
+)
+def flood_from(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` over every 4-connected region of background cells that touches
+    (4-neighbours) a cell of colour ``c``."""
+    src = g == c
+    if not src.any():
+        raise ValueError("colour absent")
+    regs = components(np.where(g == bg, 1, 0), 4, 1, 0)
+    if len(regs) > 200:
+        raise ValueError("too many regions")
+    h, w = g.shape
+    near = np.zeros((h, w), dtype=bool)
+    near[1:, :] |= src[:-1, :]
+    near[:-1, :] |= src[1:, :]
+    near[:, 1:] |= src[:, :-1]
+    near[:, :-1] |= src[:, 1:]
+    o = g.copy()
+    for r in regs:
+        if near[r].any():
+            o[r] = c
+    return o
+
+
+def g_fill_regions(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        for c in ctx.paint_colors[:3]:
+            yield ("largest", c, ctx.bg)
+            yield ("smallest", c, ctx.bg)
+
+
+@op(
+    params=(OneOf("largest", "smallest"), K.COLOR, K.COLOR),
+    generator=g_fill_regions,
+    cases=[
+        Case(
+            ("smallest", 7, 0),
+            [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+            [[7, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+        ),
+        Case(
+            ("largest", 7, 0),
+            [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
+            [[0, 1, 7, 7], [1, 1, 7, 7], [7, 7, 7, 7]],
+        ),
+    ],
+)
+def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
+    """Paint ``c`` on the 4-connected regions of background cells that are the
+    ``largest`` or ``smallest`` (every region tying for it)."""
+    inv = np.where(g == bg, 1, 0)
+    regs = components(inv, 4, 1, 0)
+    if not regs or len(regs) > 100:
+        raise ValueError("no regions or too many")
+    sizes = [r[0].size for r in regs]
+    want = max(sizes) if sel == "largest" else min(sizes)
+    o = g.copy()
+    for r, n in zip(regs, sizes, strict=True):
+        if n == want:
+            o[r] = c
+    return o
+
+
+def g_plain_grows(ctx: Ctx) -> Iterator[Args]:
+    if ctx.grows:
+        yield (ctx.bg,)
+
+
+@op(
+    params=(K.COLOR,),
+    generator=g_plain_grows,
+    cases=[
+        Case((0,), [[1, 0, 0], [0, 0, 1], [2, 0, 2]], [[1, 1, 1], [1, 1, 1], [2, 2, 2]]),
+    ],
+)
+def fill_color_bbox(g: Grid, bg: int) -> Grid:
+    """Fill the background inside the bounding box of each colour with that colour
+    (colours with more cells first, so smaller boxes paint last)."""
+    o = g.copy()
+    cols = [int(v) for v in np.unique(g) if v != bg]
+    cols.sort(key=lambda c: -int((g == c).sum()))
+    for c in cols:
+        ys, xs = np.nonzero(g == c)
+        box = o[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1]
+        box[g[ys.min() : ys.max() + 1, xs.min() : xs.max() + 1] == bg] = c
+    return o
+
+
+def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
+    """Only enclosed background cells are painted."""
+    if not ctx.grows or ctx.depth > 1:
+        return
+    cols: set[int] = set()
+    for s, t in ctx.pairs:
+        d = s != t
+        if (d & ~enclosed(s == ctx.bg)).any():
+            return
+        cols |= set(np.unique(t[d]).tolist())
+    for c in sorted(cols)[:2]:
+        for kind in ("rect", "square", "even", "odd"):
+            yield (kind, c, ctx.bg)
+
+
+@op(
+    params=(OneOf("rect", "square", "even", "odd"), K.COLOR, K.COLOR),
+    generator=g_fill_holes,
+    cases=[
+        # the square hole is filled, the L-shaped one is not
+        Case(
+            ("square", 2, 0),
+            [
+                [5, 5, 5, 5, 5, 5, 5],
+                [5, 0, 5, 0, 0, 5, 0],
+                [5, 5, 5, 0, 5, 5, 0],
+                [0, 0, 5, 5, 5, 0, 0],
+            ],
+            [
+                [5, 5, 5, 5, 5, 5, 5],
+                [5, 2, 5, 0, 0, 5, 0],
+                [5, 5, 5, 0, 5, 5, 0],
+                [0, 0, 5, 5, 5, 0, 0],
+            ],
+        ),
+        Case(
+            ("even", 2, 0),
+            [[1, 1, 1, 1, 1, 1, 1], [1, 0, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1, 0]],
+            [[1, 1, 1, 1, 1, 1, 1], [1, 2, 2, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1, 0]],
+        ),
+    ],
+)
+def fill_holes(g: Grid, kind: str, c: int, bg: int) -> Grid:
+    """Paint with ``c`` the enclosed background regions (4-connected, not reaching the
+    edge) of one kind: ``rect`` solid rectangles, ``square`` solid squares, ``even`` /
+    ``odd`` regions whose width is even / odd."""
+    enc = enclosed(g == bg)
+    if not enc.any():
+        raise ValueError("no holes")
+    o = g.copy()
+    for ys, xs in components(enc.astype(np.int64), 4, 0, 0):
+        hh = int(ys.max() - ys.min() + 1)
+        ww = int(xs.max() - xs.min() + 1)
+        solid = ys.size == hh * ww
+        if kind == "rect":
+            hit = solid
+        elif kind == "square":
+            hit = solid and hh == ww
+        else:
+            hit = (ww % 2 == 0) == (kind == "even")
+        if hit:
+            o[ys, xs] = c
+    return o
+
+
+def g_fill_corners(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour."""
+    if ctx.depth > 1 or not painted_only(ctx):
+        return
+    ch = color_change(ctx)
+    if ch is not None and len(set(ch[1])) == 1:
+        yield (ch[1][0], ctx.bg)
+
+
+@op(
+    params=(K.COLOR, K.COLOR),
+    generator=g_fill_corners,
+    cases=[
+        Case(
+            (2, 0),
+            [[4, 0, 0, 4], [0, 0, 0, 0], [4, 0, 0, 4], [0, 3, 0, 0]],
+            [[4, 0, 0, 4], [0, 2, 2, 0], [4, 0, 0, 4], [0, 3, 0, 0]],
+        ),
+    ],
+)
+def fill_corners(g: Grid, c: int, bg: int) -> Grid:
+    """Paint ``c`` over the background strictly inside every rectangle whose four
+    corners are single cells of one colour (at most 40 cells of each colour)."""
+    o = g.copy()
+    found = False
+    for k in np.unique(g[g != bg]).tolist():
+        m = g == k
+        ys, xs = np.nonzero(m)
+        if ys.size < 4 or ys.size > 40:
+            continue
+        pts = list(zip(ys.tolist(), xs.tolist(), strict=True))
+        for y0, x0 in pts:
+            for y1, x1 in pts:
+                if y1 > y0 + 1 and x1 > x0 + 1 and m[y0, x1] and m[y1, x0]:
+                    box = o[y0 + 1 : y1, x0 + 1 : x1]
+                    box[g[y0 + 1 : y1, x0 + 1 : x1] == bg] = c
+                    found = True
+    if not found:
+        raise ValueError("no corner rectangles")
+    return o
+
+
+def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, with two colours."""
+    if ctx.depth > 1 or not painted_only(ctx):
+        return
+    if all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs):
+        yield (ctx.bg,)
+
+
+@op(
+    params=(K.COLOR,),
+    generator=g_flood_alternate,
+    cases=[
+        # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
+        Case(
+            (0,),
+            [[8, 8, 8, 8, 8], [2, 3, 0, 0, 8], [8, 8, 8, 8, 8], [0, 0, 0, 0, 8]],
+            [[8, 8, 8, 8, 8], [2, 3, 2, 3, 8], [8, 8, 8, 8, 8], [0, 0, 0, 0, 8]],
+        ),
+    ],
+)
+def flood_alternate(g: Grid, bg: int) -> Grid:
+    """Two seed colours sit on the two parities of a checkerboard ((row + column) % 2)
+    next to each other; flood the background regions (4-connected) they touch with
+    that checkerboard. Seeds: the non-background colours other than the commonest."""
+    fg = g[g != bg]
+    if fg.size == 0:
+        raise ValueError("empty grid")
+    wall = int(np.bincount(fg, minlength=10).argmax())
+    seeds = [int(k) for k in np.unique(fg) if k != wall]
+    if len(seeds) != 2:
+        raise ValueError("not two seed colours")
+    par = np.add.outer(np.arange(g.shape[0]), np.arange(g.shape[1])) % 2
+    lut = {}
+    for k in seeds:
+        ps = np.unique(par[g == k])
+        if ps.size != 1:
+            raise ValueError("seed colour on both parities")
+        lut[int(ps[0])] = k
+    if len(lut) != 2:
+        raise ValueError("seeds share a parity")
+    regs = components(np.where(g == bg, 1, 0), 4, 1, 0)
+    seed = np.isin(g, seeds)
+    near = np.zeros(g.shape, dtype=bool)
+    near[1:] |= seed[:-1]
+    near[:-1] |= seed[1:]
+    near[:, 1:] |= seed[:, :-1]
+    near[:, :-1] |= seed[:, 1:]
+    o = g.copy()
+    for r in regs:
+        if near[r].any():
+            o[r] = np.where(par[r] == 0, lut[0], lut[1])
+    return o
+
+
+def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted, all with one colour: that colour or the other
+    objects' colour."""
+    if ctx.depth > 1 or not painted_only(ctx):
+        return
+    ch = color_change(ctx)
+    if ch is None:
+        return
+    if fits(ctx, frame_in_markers, -1, ctx.bg):
+        yield (-1, ctx.bg)
+    elif len(set(ch[1])) == 1 and fits(ctx, frame_in_markers, ch[1][0], ctx.bg):
+        yield (ch[1][0], ctx.bg)
+
+
+@op(
+    params=(K.COLOR_OR_NONE, K.COLOR),
+    generator=g_frame_in_markers,
+    cases=[
+        # an outline of the object's colour one cell inside the four markers
+        Case(
+            (-1, 0),
+            [
+                [0, 0, 5, 0, 0, 0],
+                [0, 0, 0, 0, 0, 0],
+                [5, 0, 0, 0, 0, 5],
+                [0, 0, 0, 0, 0, 0],
+                [0, 0, 0, 0, 0, 0],
+                [0, 0, 5, 0, 3, 3],
+            ],
+            [
+                [0, 0, 5, 0, 0, 0],
+                [0, 3, 3, 3, 3, 0],
+                [5, 3, 0, 0, 3, 5],
+                [0, 3, 0, 0, 3, 0],
+                [0, 3, 3, 3, 3, 0],
+                [0, 0, 5, 0, 3, 3],
+            ],
+        ),
+    ],
+)
+def frame_in_markers(g: Grid, c: int, bg: int) -> Grid:
+    """Draw a rectangle outline one cell inside the box of the single cells (markers):
+    in colour ``c``, or with -1 the colour of the other (bigger) objects. Only
+    background cells are painted."""
+    objs = components(g, 8, 0, bg)
+    dots = [ob for ob in objs if ob[0].size == 1]
+    if len(dots) < 2 or len(dots) > 8:
+        raise ValueError("needs two to eight markers")
+    if c < 0:
+        rest = g != bg
+        for ys, xs in dots:
+            rest[ys, xs] = False
+        cols = np.unique(g[rest])
+        if cols.size != 1:
+            raise ValueError("other objects not of one colour")
+        c = int(cols[0])
+    y0 = min(int(ys[0]) for ys, _ in dots) + 1
+    y1 = max(int(ys[0]) for ys, _ in dots) - 1
+    x0 = min(int(xs[0]) for _, xs in dots) + 1
+    x1 = max(int(xs[0]) for _, xs in dots) - 1
+    if y1 - y0 < 1 or x1 - x0 < 1:
+        raise ValueError("markers too close")
+    ring = np.zeros(g.shape, dtype=bool)
+    ring[y0 : y1 + 1, x0 : x1 + 1] = True
+    ring[y0 + 1 : y1, x0 + 1 : x1] = False
+    o = g.copy()
+    o[ring & (g == bg)] = c
+    return o
+
+
+def g_recolor_in_box(ctx: Ctx) -> Iterator[Args]:
+    """Cells of one colour ``b`` (or of varying colours: -1) become one colour ``c`` in
+    every pair: the box colour is another state colour whose groups' boxes explain the
+    change."""
+    if ctx.depth > 1 or not ctx.same_shape:
+        return
+    ch = color_change(ctx)
+    if ch is None or len(set(ch[1])) != 1:
+        return
+    b, c = ch[0][0] if len(set(ch[0])) == 1 else -1, ch[1][0]
+    if b >= 0 and not any(((s == b) & (t == b)).any() for s, t in ctx.pairs):
+        return  # every b cell changes: a plain recolour, no box needed
+    for a in ctx.state_colors[:6]:
+        if a == c or a == ctx.bg or a in ch[0]:
+            continue
+        for reach in (1, 2, 3, 30):
+            if fits(ctx, recolor_in_box, a, b, c, reach, ctx.bg):
+                yield (a, b, c, reach, ctx.bg)
+                return
+
+
+@op(
+    params=(K.COLOR, K.COLOR_OR_NONE, K.COLOR, K.COUNT, K.COLOR),
+    generator=g_recolor_in_box,
+    cases=[
+        # the 1s inside the box of the 8s (one gap allowed) become 3; the 1 outside stays
+        Case(
+            (8, 1, 3, 2, 0),
+            [[8, 1, 8, 1], [1, 1, 0, 0], [0, 8, 0, 1]],
+            [[8, 3, 8, 1], [3, 3, 0, 0], [0, 8, 0, 1]],
+        ),
+        # without the gap the two 8 groups are boxed apart (one cell each): nothing changes
+        Case((8, 1, 3, 1, 0), [[8, 1, 8], [1, 1, 1]], [[8, 1, 8], [1, 1, 1]]),
+        # -1: every colour but the box colour and the background
+        Case(
+            (2, -1, 4, 2, 0), [[2, 5, 7], [0, 6, 2], [5, 5, 5]], [[2, 4, 4], [0, 4, 2], [5, 5, 5]]
+        ),
+    ],
+)
+def recolor_in_box(g: Grid, a: int, b: int, c: int, reach: int, bg: int) -> Grid:
+    """Inside the bounding box of every group of colour ``a`` cells (8-connected with
+    ``reach`` 1, or allowed to skip ``reach`` - 1 cells), the cells of colour ``b``
+    (-1: every colour but ``a`` and the background) become ``c``."""
+    if a in (b, bg) or not (g == a).any():
+        raise ValueError("no box colour")
+    o = g.copy()
+    for ys, xs in clusters(g == a, reach):
+        y0, y1, x0, x1 = ys.min(), ys.max() + 1, xs.min(), xs.max() + 1
+        box = o[y0:y1, x0:x1]
+        src = g[y0:y1, x0:x1]
+        box[(src == b) if b >= 0 else ((src != a) & (src != bg))] = c
+    return o
+
+
+def g_dot_to_corner(ctx: Ctx) -> Iterator[Args]:
+    """Only background cells painted (the task's background or each grid's own)."""
+    yield from painted_fits(ctx, dot_to_corner)
+
+
+_DOTS_IN = [[0, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 0, 0, 5, 0], [7, 7, 0, 0, 0]]
+_DOTS_OUT = [[3, 3, 0, 0, 0], [3, 3, 0, 0, 0], [0, 0, 0, 5, 5], [7, 7, 0, 5, 5]]
+
+
+@op(
+    params=(K.COLOR,),
+    generator=g_dot_to_corner,
+    cases=[
+        # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
+        Case((0,), _DOTS_IN, _DOTS_OUT),
+    ],
+)
+def dot_to_corner(g: Grid, bg: int) -> Grid:
+    """Every one-cell object (8-connected) grows into the rectangle from it to the
+    nearest corner of the grid, in its colour; a cell as near two corners raises."""
+    dots = [(int(ys[0]), int(xs[0])) for ys, xs in components(g, 8, 0, bg) if ys.size == 1]
+    if not dots or len(dots) > 30:
+        raise ValueError("needs 1 to 30 one-cell objects")
+    h, w = g.shape
+    o = g.copy()
+    for y, x in dots:
+        far = sorted(
+            ((y - cy) ** 2 + (x - cx) ** 2, cy, cx) for cy in (0, h - 1) for cx in (0, w - 1)
+        )
+        if far[0][0] == far[1][0]:
+            raise ValueError("as near two corners")
+        _, cy, cx = far[0]
+        o[min(y, cy) : max(y, cy) + 1, min(x, cx) : max(x, cx) + 1] = g[y, x]
+    return o

@@ -1,0 +1,250 @@
+"""Turned twins of the ops that work in one orientation only.
+
+An op written for one layout (lines that leave the top or bottom edge, a run grown
+from the left, bars laid out as columns, copies mirrored left-right, a main
+diagonal, a palette in the first row, a grid in the top-left corner of a larger
+canvas, cells taken in reading order) misses the same task turned on its side or
+mirrored. Each twin here takes a rigid transform ``k`` (1-7, see
+:func:`atlas_actors.arc.ops.geometry.rigid`) and runs its op on the grid turned by
+``k``, then turns the result back: ``op_r(g, k, ...) = unrigid(op(rigid(g, k), ...), k)``.
+Its parameters are ``k`` and then its op's; its generator is the op's own generator run
+on the whole context turned by ``k`` (:meth:`atlas_actors.arc.infer.Ctx.turned`), so it
+infers the same parameters the op would on the turned task; its cases are one case of
+its op under each transform it tries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from atlas_actors.arc.grids import Grid
+from atlas_actors.arc.infer import Args, Ctx
+from atlas_actors.arc.ops.cells import panel_colors, panel_key, panel_transforms
+from atlas_actors.arc.ops.counting import count_diag, largest_bars
+from atlas_actors.arc.ops.diagonals import bounce
+from atlas_actors.arc.ops.geometry import rigid
+from atlas_actors.arc.ops.periodic import palette_stripes, stripes
+from atlas_actors.arc.ops.regions import fill_squares
+from atlas_actors.arc.ops.rings import grow_rows
+from atlas_actors.arc.ops.scale import canvas
+from atlas_actors.arc.ops.shapes import alternate_cells
+from atlas_actors.arc.ops.templates import anchor_copy
+from atlas_actors.arc.registry import Case, Generator, K, OneOf, op, spec_of
+
+ALL = (1, 2, 3, 4, 5, 6, 7)
+"""Every transform but the identity."""
+
+INVERSE = (0, 3, 2, 1, 4, 5, 6, 7)
+"""``INVERSE[k]`` undoes ``rigid(g, k)``: the quarter turns 1 and 3 undo each other,
+every other transform undoes itself."""
+
+
+def unrigid(g: Grid, k: int) -> Grid:
+    """The inverse of ``rigid(g, k)``."""
+    return rigid(g, INVERSE[k])
+
+
+def turned_generator(base: Callable[..., Grid], ks: tuple[int, ...]) -> Generator:
+    """The generator of ``base``'s turned twin: ``base``'s own generator on the context
+    turned by each of ``ks``."""
+    gen = spec_of(base).generator
+    assert gen is not None, f"{base.__name__} has no generator to turn"
+
+    def twin(ctx: Ctx) -> Iterator[Args]:
+        for k in ks:
+            for args in gen(ctx.turned(k)):
+                yield (k, *args)
+
+    return twin
+
+
+def turned_cases(
+    ks: tuple[int, ...], args: tuple[Any, ...], grid: list[list[int]], want: list[list[int]]
+) -> list[Case]:
+    """A case of the base op (``args`` on ``grid`` gives ``want``) under every transform
+    ``j``: the twin with ``k`` the inverse of ``j``, for each ``k`` in ``ks``, on the
+    turned grid gives the turned answer."""
+    g, w = np.asarray(grid), np.asarray(want)
+    return [
+        Case((INVERSE[j], *args), rigid(g, j).tolist(), rigid(w, j).tolist())
+        for j in ALL
+        if INVERSE[j] in ks
+    ]
+
+
+@op(
+    params=(K.RIGID, K.COLOR),
+    generator=turned_generator(bounce, ALL),
+    cases=turned_cases(
+        ALL,
+        (0,),
+        [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0]],
+        [[0, 1, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0]],
+    ),
+)
+def bounce_r(g: Grid, k: int, bg: int) -> Grid:
+    """``bounce`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(bounce(rigid(g, k), bg), k)
+
+
+@op(
+    params=(K.RIGID, K.COLOR_OR_NONE, K.COLOR),
+    generator=turned_generator(anchor_copy, ALL),
+    cases=turned_cases(
+        ALL,
+        (3, 0),
+        [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 0], [0, 0, 0, 0, 0]],
+        [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 4], [0, 0, 0, 0, 4]],
+    ),
+)
+def anchor_copy_r(g: Grid, k: int, flip_c: int, bg: int) -> Grid:
+    """``anchor_copy`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(anchor_copy(rigid(g, k), flip_c, bg), k)
+
+
+@op(
+    params=(K.RIGID, K.CONN, K.COLOR),
+    generator=turned_generator(largest_bars, ALL),
+    cases=turned_cases(
+        ALL,
+        (8, 0),
+        [[4, 0, 9, 0, 6], [4, 0, 9, 0, 6], [4, 0, 0, 0, 6]],
+        [[4, 6], [4, 6], [4, 6]],
+    ),
+)
+def largest_bars_r(g: Grid, k: int, conn: int, bg: int) -> Grid:
+    """``largest_bars`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(largest_bars(rigid(g, k), conn, bg), k)
+
+
+@op(
+    params=(K.RIGID, K.COLOR),
+    generator=turned_generator(grow_rows, ALL),
+    cases=turned_cases(
+        ALL,
+        (0,),
+        [[1, 2, 0, 0, 0, 0]],
+        [[1, 2, 0, 0, 0, 0], [1, 2, 2, 0, 0, 0], [1, 2, 2, 2, 0, 0]],
+    ),
+)
+def grow_rows_r(g: Grid, k: int, bg: int) -> Grid:
+    """``grow_rows`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(grow_rows(rigid(g, k), bg), k)
+
+
+@op(
+    params=(K.RIGID, K.COLOR, K.CONN, K.COLOR),
+    generator=turned_generator(count_diag, ALL),
+    cases=turned_cases(
+        ALL,
+        (8, 8, 0),
+        [[1, 0, 0], [0, 0, 2], [0, 0, 0], [3, 3, 0]],
+        [[8, 0, 0], [0, 8, 0], [0, 0, 8]],
+    ),
+)
+def count_diag_r(g: Grid, k: int, c: int, conn: int, bg: int) -> Grid:
+    """``count_diag`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(count_diag(rigid(g, k), c, conn, bg), k)
+
+
+@op(
+    params=(K.RIGID, OneOf("h", "v"), K.COLOR),
+    generator=turned_generator(palette_stripes, ALL),
+    cases=turned_cases(
+        ALL,
+        ("h", 0),
+        [[2, 1, 4], [5, 5, 5], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]],
+        [[2, 1, 4], [5, 5, 5], [2, 2, 2], [1, 1, 1], [4, 4, 4], [2, 2, 2]],
+    ),
+)
+def palette_stripes_r(g: Grid, k: int, axis: str, bg: int) -> Grid:
+    """``palette_stripes`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(palette_stripes(rigid(g, k), axis, bg), k)
+
+
+# the grid in another corner of the canvas (the transposing transforms give the same
+# corners as these, with the factors swapped)
+@op(
+    params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR),
+    generator=turned_generator(canvas, (2, 4, 5)),
+    cases=turned_cases((2, 4, 5), (2, 2, 0), [[1, 2]], [[1, 2, 0, 0], [0, 0, 0, 0]]),
+)
+def canvas_r(g: Grid, k: int, ky: int, kx: int, bg: int) -> Grid:
+    """``canvas`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(canvas(rigid(g, k), ky, kx, bg), k)
+
+
+# stripes already run across the shorter side: only the mirrors add anything
+@op(
+    params=(K.RIGID, K.COLOR),
+    generator=turned_generator(stripes, (2, 4, 5)),
+    cases=turned_cases((2, 4, 5), (0,), [[0, 1, 0, 2, 0, 0, 0, 0]], [[0, 1, 0, 2, 0, 1, 0, 2]]),
+)
+def stripes_r(g: Grid, k: int, bg: int) -> Grid:
+    """``stripes`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(stripes(rigid(g, k), bg), k)
+
+
+# greedy in reading order / counted from the first cell in reading order
+@op(
+    params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR, K.COLOR),
+    generator=turned_generator(fill_squares, ALL),
+    cases=turned_cases(
+        ALL, (2, 2, 0, 3), [[0, 0, 0], [0, 0, 0], [5, 0, 0]], [[3, 3, 0], [3, 3, 0], [5, 0, 0]]
+    ),
+)
+def fill_squares_r(g: Grid, k: int, kh: int, kw: int, e: int, c: int) -> Grid:
+    """``fill_squares`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(fill_squares(rigid(g, k), kh, kw, e, c), k)
+
+
+@op(
+    params=(K.RIGID, K.COLOR, K.COLOR, K.COLOR),
+    generator=turned_generator(alternate_cells, ALL),
+    cases=turned_cases(ALL, (1, 2, 0), [[1, 1, 0], [0, 0, 0]], [[1, 2, 0], [0, 0, 0]]),
+)
+def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
+    """``alternate_cells`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(alternate_cells(rigid(g, k), a, c, bg), k)
+
+
+# panels in reading order: the first panel is another one when mirrored or turned
+@op(
+    params=(K.RIGID, K.RIGIDS, K.COLOR),
+    generator=turned_generator(panel_transforms, ALL),
+    cases=turned_cases(
+        ALL,
+        ([0, 4, 2], 0),
+        [[1, 2, 5, 0, 0, 5, 0, 0], [3, 0, 5, 0, 0, 5, 0, 0]],
+        [[1, 2, 5, 2, 1, 5, 0, 3], [3, 0, 5, 0, 3, 5, 2, 1]],
+    ),
+)
+def panel_transforms_r(g: Grid, k: int, ts: list[int], bg: int) -> Grid:
+    """``panel_transforms`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(panel_transforms(rigid(g, k), ts, bg), k)
+
+
+def _panel_table() -> list[list[int]]:
+    """The key table of the panel case: two 2x2 panels (one of 1s, one of 2s, each
+    missing its bottom-right cell) named 4 and 6."""
+    a = panel_key(np.array([[1, 1], [1, 0]]))
+    b = panel_key(np.array([[2, 2], [2, 0]]))
+    return sorted([[a, 4], [b, 6]])
+
+
+@op(
+    params=(K.RIGID, K.TABLE, OneOf("rows", "cols"), K.COUNT, K.COLOR),
+    generator=turned_generator(panel_colors, ALL),
+    cases=turned_cases(
+        ALL,
+        (_panel_table(), "rows", 3, 0),
+        [[1, 1, 0, 2, 2], [1, 0, 0, 2, 0]],
+        [[4, 4, 4], [6, 6, 6]],
+    ),
+)
+def panel_colors_r(g: Grid, k: int, table: list[list[int]], layout: str, n: int, bg: int) -> Grid:
+    """``panel_colors`` on the grid turned by rigid transform ``k``, turned back."""
+    return unrigid(panel_colors(rigid(g, k), table, layout, n, bg), k)

@@ -1,0 +1,58 @@
+"""Small builders for the ARC DSL's tests (grids, generator contexts, declared cases)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from atlas_actors.arc import OPS, Program
+from atlas_actors.arc.infer import Ctx
+from atlas_actors.arc.ops import GENERATORS
+
+Rows = list[list[int]]
+
+
+def G(rows: Any) -> np.ndarray[Any, Any]:
+    """A grid (int64) from nested lists."""
+    return np.array(rows, dtype=np.int64)
+
+
+def ctx(pairs: list[tuple[Rows, Rows]], bg: int = 0) -> Ctx:
+    """A generator context of train pairs (state, target) and no test input."""
+    return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
+
+
+def task_ctx(pairs: list[tuple[Any, Any]], tests: list[Any], bg: int = 0, depth: int = 0) -> Ctx:
+    """A generator context of train pairs (state, target) and test inputs, at ``depth``."""
+    return Ctx(
+        [G(i) for i, _ in pairs] + [G(t) for t in tests], [G(o) for _, o in pairs], bg, depth
+    )
+
+
+def gen(op: str, c: Ctx) -> list[Any]:
+    """Everything ``op``'s parameter generator yields on ``c``, each checked to make a
+    valid program (the proposer drops a program its op's signature rejects, so a
+    generator yielding such arguments would lose every fit it finds)."""
+    out = list(GENERATORS[op](c))
+    for args in out:
+        Program((op, "x", *args))
+    return out
+
+
+def case_grid(op: str, i: int = 0) -> Rows:
+    """The input grid of ``op``'s ``i``-th declared case."""
+    rows: Rows = np.asarray(OPS[op].cases[i].grid).tolist()
+    return rows
+
+
+def case_want(op: str, i: int = 0) -> Rows:
+    """The expected output of ``op``'s ``i``-th declared case."""
+    return [list(r) for r in OPS[op].cases[i].want]
+
+
+def with_cell(grid: Rows, y: int, x: int, v: int) -> Rows:
+    """A copy of ``grid`` with cell (y, x) set to ``v``."""
+    out = [r[:] for r in grid]
+    out[y][x] = v
+    return out
