@@ -193,7 +193,14 @@ class SearchCoordinator:
         elif search.max_evaluations is None:
             timeout = 24 * 3600.0  # unbounded search: only a day-long silence is a hang
         result: TaskResult = await self.environments.actors.call(
-            "solve", task, search, seed, self.config.llm, routing, timeout_s=timeout
+            "solve",
+            task,
+            search,
+            seed,
+            self.config.llm,
+            routing,
+            self.config.proposer_options.get(task.domain, {}),
+            timeout_s=timeout,
         )
         return result
 

@@ -107,13 +107,20 @@ class EnvironmentWorker:
         seed: int,
         llm: LLMConfig | None,
         routing: RoutingDecision | None = None,
+        proposer_options: dict[str, Any] | None = None,
     ) -> TaskResult:
         """Run a whole search here, against this worker's in-process evaluator
         (``placement="actors"``). Deterministic for a seed: safe to retry elsewhere."""
         from atlas_actors.search.solve import solve_task
 
         return await solve_task(
-            task, self._evaluator(task.domain), config=config, seed=seed, llm=llm, routing=routing
+            task,
+            self._evaluator(task.domain),
+            config=config,
+            seed=seed,
+            llm=llm,
+            routing=routing,
+            proposer_options=proposer_options,
         )
 
     async def info(self) -> dict[str, Any]:

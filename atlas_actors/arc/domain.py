@@ -17,15 +17,22 @@ from atlas_actors.search.base import Proposer
 from atlas_actors.types import Candidate, Task, TaskResult
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None) -> Proposer:
+def make_proposer(task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True) -> Proposer:
     """The proposer for one search of an ARC task: the LLM program proposer for ``llm``
     (shared per endpoint, see :func:`atlas_actors.resources.shared_resource`), else a fresh
     offline DSL proposer (it keeps per-search state, so each search gets its own and the
-    same seed gives the same result however many searches ran before or beside it)."""
+    same seed gives the same result however many searches ran before or beside it).
+
+    ``cpu_limits=False`` lifts the DSL proposer's per-step CPU-time safety nets, so its
+    work is bounded by op applications alone and a run with an evaluation budget gives
+    the same answers on any machine (the CLI does this with ``--budget``)."""
     if llm is None:
         from atlas_actors.arc.proposer import DSLProposer
 
-        return DSLProposer()
+        if cpu_limits:
+            return DSLProposer()
+        inf = float("inf")
+        return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
     from atlas_actors.llm import make_llm_proposer
     from atlas_actors.resources import shared_resource
 

@@ -80,7 +80,9 @@ def add_parser(sub: Any) -> None:
         "--budget",
         type=positive_int,
         metavar="N",
-        help="candidate evaluations per task (default: no cap)",
+        help="candidate evaluations per task (default: no cap); with a budget the offline "
+        "proposer's CPU-time safety nets are off, so the answers do not depend on the "
+        "machine's speed",
     )
     budget.add_argument(
         "--generations",
@@ -183,6 +185,7 @@ async def iter_results(
                     seed=task_seed(engine_config.seed, task.id),
                     llm=engine_config.llm,
                     routing=await memory.route(task),
+                    proposer_options=engine_config.proposer_options.get("arc", {}),
                 )
                 await memory.remember(task, result)
                 yield result
@@ -219,6 +222,9 @@ async def run_arc(args: argparse.Namespace) -> int:
         memory=memory_path(args),
         memory_reset=args.memory_reset,
         run_id=run_id(out_dir),
+        # with an evaluation budget, the same answers on any machine: the offline
+        # proposer's CPU-time safety nets are lifted (op applications bound its work)
+        proposer_options={"arc": {"cpu_limits": args.budget is None}},
     )
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:
