@@ -179,9 +179,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         row["kind"] = kinds.get(inst.instance_id, "?")
         rows.append(row)
         print(json.dumps(row), flush=True)
-    by_kind = {
-        k: summarize([r for r in rows if r["kind"] == k]) for k in sorted(set(kinds.values()))
-    }
+    kinds_run = sorted({r["kind"] for r in rows})
+    by_kind = {k: summarize([r for r in rows if r["kind"] == k]) for k in kinds_run}
     return {"rows": rows, "all": summarize(rows), "by_kind": by_kind}
 
 

@@ -41,6 +41,7 @@ from atlas_actors.cli.common import (
     split_ids,
     write_json_atomic,
 )
+from atlas_actors.cli.swe import add_swe_data_flags, load_swe_instances, swe_run
 from atlas_actors.config import EngineConfig, LLMConfig, SWESearchConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import Task, TaskResult
@@ -58,10 +59,8 @@ def add_parser(sub: Any) -> None:
         "SWE-Search-style MCTS: the offline repair operators propose edits by default, an "
         "OpenAI-compatible LLM with --llm-base-url, or both with --proposer hybrid.",
     )
-    src = p.add_argument_group("instances")
-    src.add_argument(
-        "--instances", required=True, metavar="FILE", help="SWE-bench instances, JSON or JSONL"
-    )
+    add_swe_data_flags(p)
+    src = p.add_argument_group("selection")
     src.add_argument(
         "--ids",
         action="append",
@@ -166,11 +165,8 @@ def add_parser(sub: Any) -> None:
     add_llm_flags(p, offline="the offline repair proposer")
 
 
-def select_instances(args: argparse.Namespace) -> list[Any]:
-    """The instances a run works on, in the file's order."""
-    from atlas_actors.swe.instances import load_instances
-
-    instances = load_instances(args.instances)
+def select_instances(args: argparse.Namespace, instances: list[Any]) -> list[Any]:
+    """The instances a run works on (``--ids``, ``--limit``), in the source's order."""
     if args.ids:
         wanted = split_ids(args.ids)
         known = {i.instance_id for i in instances}
@@ -336,7 +332,7 @@ async def run_swe(args: argparse.Namespace) -> int:
     console = Console(stderr=True, quiet=args.quiet)
     out_dir = Path(args.out)
     proposer, tests = resolve_proposer(args)
-    instances = await anyio.to_thread.run_sync(select_instances, args)
+    instances = select_instances(args, await load_swe_instances(args))
     log = prepare_out_dir(out_dir, args.resume)
     llm = llm_config(args, out_dir)
     config = engine_config(args, out_dir, proposer, tests, llm)
@@ -368,7 +364,13 @@ async def run_swe(args: argparse.Namespace) -> int:
                 f"{stats.get('evaluations', 0):g}  llm cost {stats.get('tree_llm_cost', 0):.4g}"
             )
 
-        await search_all(todo, config, args, on_result, on_stats)
+        async with swe_run(args, instances, out_dir=out_dir, progress=progress.bar) as run:
+            # images present (pulled once each, up front), containers labelled and reaped
+            options = {**config.environment_options.get("swe", {}), **run.environment_options}
+            config = config.model_copy(
+                update={"environment_options": {**config.environment_options, "swe": options}}
+            )
+            await search_all(todo, config, args, on_result, on_stats)
     _write_predictions(predictions, results)
     summary = summarize(results, time.monotonic() - started, proposer=proposer, tests=tests)
     write_json_atomic(out_dir / "summary.json", summary)
@@ -393,15 +395,9 @@ async def _grade(
     """Grade the predictions as ``swe-eval`` does; the report's counts."""
     from atlas_actors.cli.swe import run_swe_eval
 
+    # swe-eval's own flags, as this run was given them (instances, images, engine)
     grade_args = argparse.Namespace(
-        instances=args.instances,
-        predictions=str(predictions),
-        out=str(out),
-        backend=args.backend,
-        quiet=args.quiet,
-        workers=args.workers,
-        address=args.address,
-        no_ray=args.no_ray,
+        **{**vars(args), "predictions": str(predictions), "out": str(out)}
     )
     await run_swe_eval(grade_args)
     report = json.loads((out / "report.json").read_text())
