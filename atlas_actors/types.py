@@ -177,6 +177,9 @@ class Experience(_Model):
     task: Task
     solution: Any = None
     """The best solution as data: a DSL program's JSON, Python source, a patch."""
+    alternatives: list[Any] = Field(default_factory=list)
+    """Other solutions that passed every check the search could see (ARC: the programs
+    behind the other attempt), tried after ``solution`` when the task is adapted."""
     outcome: Outcome
     """Its verdict: ``success`` and ``partial_score`` are what routing reads."""
     strategy: Strategy = "evolutionary"
@@ -260,6 +263,9 @@ class TaskResult(_Model):
     """The best solution, readable (ARC: Python source of the program)."""
     solution: Any = None
     """The best solution as data."""
+    alternatives: list[Any] = Field(default_factory=list)
+    """Other distinct solutions that passed every check the search could see (at most
+    three, best first): what memory keeps besides ``solution``."""
     attempts: list[dict[str, Any]] | None = None
     """ARC: one ``{"attempt_1": grid, "attempt_2": grid}`` per test input."""
     feedback: str = ""

@@ -134,6 +134,7 @@ def experience_from_result(
     return Experience(
         task=task,
         solution=result.solution,
+        alternatives=list(result.alternatives),
         outcome=Outcome(
             success=bool(solved) and result.error is None,
             partial_score=min(1.0, max(0.0, result.train_fitness)),

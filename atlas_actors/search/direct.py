@@ -3,7 +3,8 @@
 For a task the router found similar to solved ones (``adapt`` or ``direct``), the solver
 tries the remembered solutions before any search:
 
-1. every remembered solution, most similar task first, scored in one evaluator call
+1. every remembered solution (and its alternatives: for ARC the programs behind the
+   other attempt), most similar task first, scored in one evaluator call
    (an ARC program run on this task's train pairs; a remembered patch applied to this
    repository, where the environment's apply chain — ``git apply --3way``, then
    ``patch --fuzz`` — re-anchors hunks whose lines moved);
@@ -95,10 +96,11 @@ class DirectSolver:
             if e.domain != task.domain or e.solution is None:
                 continue
             used += 1
-            key = solution_key(e.solution)
-            if key not in seen:
-                seen.add(key)
-                remembered.append(e.solution)
+            for solution in (e.solution, *e.alternatives):
+                key = solution_key(solution)
+                if key not in seen:
+                    seen.add(key)
+                    remembered.append(solution)
         out = DirectResult(experiences=used)
         if not remembered:
             out.seconds = time.monotonic() - start

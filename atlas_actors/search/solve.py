@@ -27,7 +27,7 @@ from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_resources
 from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver
-from atlas_actors.search.mind_evolution import MindEvolutionSearch
+from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
 from atlas_actors.search.proposers import SeededProposer
 from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
 
@@ -319,6 +319,17 @@ async def _finish(
     out.program = readable(best.solution)
     out.feedback = best.outcome.feedback
     out.checks_passed = best.outcome.success
+    # alternatives: other solutions that pass every visible check, those that answer
+    # differently first (ARC: the program behind the other attempt)
+    seen = {solution_key(best.solution)}
+    passing = [c for c in candidates if c.outcome is not None and c.outcome.success]
+    differ = [c for c in passing if c.outcome and c.outcome.answers != best.outcome.answers]
+    for c in [*differ, *passing]:
+        if len(out.alternatives) >= 3:
+            break
+        if solution_key(c.solution) not in seen:
+            seen.add(solution_key(c.solution))
+            out.alternatives.append(c.solution)
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
     reporter = spec.reporter_fn() if spec is not None else None
