@@ -12,7 +12,9 @@ For a node (a cumulative patch), the proposer:
    family's share of real fixes × the line's suspiciousness, spread evenly over the
    family's variants on that line (a family with twenty candidate names does not crowd
    out a family with one), × a remembered family's boost; a child of a child composes
-   two edits;
+   two edits, and a *sibling* edit makes one edit's change at every other suspicious
+   line with the same code (:mod:`~atlas_actors.swe.repair.siblings`: one mistake made
+   twice, where no single edit moves the tests);
 4. screens the best ``screen`` of them fast (``try_candidates``: one container exec, one
    fork per candidate: every failing test, then the passing ones up to the first that
    breaks);
@@ -247,6 +249,7 @@ class OfflineRepairProposer:
         suspicious: dict[str, dict[int, float]],
     ) -> list[Any]:
         from atlas_actors.swe.repair.operators import generate_edits
+        from atlas_actors.swe.repair.siblings import sibling_edits
 
         ranked = sorted(suspicious, key=lambda p: -max(suspicious[p].values()))
         files = ranked[: self.max_files]
@@ -263,9 +266,12 @@ class OfflineRepairProposer:
                 continue
             lines = remap_lines(base_text, text, suspicious[path])
             try:
-                edits += generate_edits(text, path, lines, families=self.families)
+                single = generate_edits(text, path, lines, families=self.families)
             except ValueError as e:  # a file the operators cannot read
                 log.warning("task %s: no edits for %s: %s", task.id, path, e)
+                continue
+            edits += single
+            edits += sibling_edits(single, text, path, lines)
         # a family's prior is the chance a fix is of that kind: spread it over the family's
         # variants on the line, so families with many variants do not crowd out the rest
         variants: dict[tuple[str, str, int], int] = {}
