@@ -62,14 +62,20 @@ copy of a square task is close to 0.99; one whose grids are not square scores lo
     similarity = (0.25 repo + 0.20 files + 0.15 tests + 0.10 exceptions + 0.30 text)
                  / (sum of weights present)
 
-A component is absent when neither side has its data (no repository, no files, no
-failing tests, no exception named): sparse tasks are compared on what they have.
+A component is absent when the task being solved has no data for it (the repository
+unknown on either side; no files named, no exception named), so sparse tasks are
+compared on what they have. The task being solved contributes only what a solver sees
+in every setting — the repository, its problem statement and the ``.py`` files the
+statement names — never its FAIL_TO_PASS tests or test patch (hidden in SWE-bench's
+protocol); a remembered task contributes those too.
 
 - repo: 1 for the same repository, 0.2 for the same owner, else 0;
 - files: Jaccard of path tokens (directories and module stems, ``test_`` stripped) of the
-  failing tests' files, the test patch's files and the solution's files (a remembered
-  task: the winning patch, or the gold patch when no patch is known);
-- tests: mean of the Jaccard of the failing test ids and of their name words;
+  files the problem statement names and, for a remembered task, its failing tests'
+  files, its test patch's files and its solution's files (the winning patch, or the
+  gold patch when no patch is known);
+- tests: mean of the Jaccard of the failing test ids and of their name words (absent
+  for the task being solved, whose tests the router does not read);
 - exceptions: Jaccard of the exception types named in the problem statement;
 - text: TF-IDF cosine of the problem statements (words and identifier parts, English
   stop words removed; IDF smoothed over the query and the candidates).
@@ -890,17 +896,25 @@ def _swe_content(task: Task) -> Any:
         "repo": f.get("repo", ""),
         "base_commit": f.get("base_commit", ""),
         "problem_statement": " ".join(str(f.get("problem_statement", "")).split()),
-        "FAIL_TO_PASS": sorted(f.get("FAIL_TO_PASS", [])),
-        "test_patch": f.get("test_patch", ""),
     }
 
 
+_MENTIONED_PATH = re.compile(r"[\w./-]+\.py\b")
+
+
 def _swe_extract(task: Task, solution: Any, hindsight: bool) -> Features:
+    """SWE features. The task being solved (``hindsight`` False) gives only what a solver
+    sees in every setting (the repository, the problem statement, the files it names);
+    its FAIL_TO_PASS tests and test patch are hidden in SWE-bench's protocol, so only a
+    remembered task (whose tests have been run) contributes them."""
     f = _swe_fields(task)
     statement = str(f.get("problem_statement", "") or task.description)
-    tests = sorted(str(t) for t in f.get("FAIL_TO_PASS", []))
-    files = {tf for t in tests if (tf := _test_file(t))}
-    files |= set(patch_files(str(f.get("test_patch", ""))))
+    tests: list[str] = []
+    files = set(_MENTIONED_PATH.findall(statement))
+    if hindsight:
+        tests = sorted(str(t) for t in f.get("FAIL_TO_PASS", []))
+        files |= {tf for t in tests if (tf := _test_file(t))}
+        files |= set(patch_files(str(f.get("test_patch", ""))))
     fix = solution if isinstance(solution, str) and "\n" in solution else ""
     if not fix and hindsight:
         fix = str(f.get("patch", "") or "")
@@ -917,8 +931,9 @@ def _swe_extract(task: Task, solution: Any, hindsight: bool) -> Features:
 
 
 def _known_jaccard(a: Sequence[Any], b: Sequence[Any]) -> float | None:
-    """Jaccard, or None (no evidence) when both sides are empty."""
-    return jaccard(a, b) if a or b else None
+    """Jaccard, or None (no evidence) when the query side ``a`` is empty (the task being
+    solved may not know it: its tests are hidden)."""
+    return jaccard(a, b) if a else None
 
 
 def _swe_similarity(query: Features, candidates: Sequence[Features]) -> list[float]:

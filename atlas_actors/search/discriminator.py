@@ -100,7 +100,9 @@ class TestEvidenceScorer:
     where ``fixed`` is the share of the visible FAIL_TO_PASS tests that now pass,
     ``kept`` the share of visible PASS_TO_PASS tests still passing and ``broken`` the
     share now failing (so a regression costs ``w_keep + w_break``, more than a missing
-    fix); a group the search cannot see drops out of the weights. A patch that did not
+    fix). When the FAIL_TO_PASS tests are hidden (SWE-bench's protocol), ``fixed`` is 0
+    for an empty patch (those tests fail at the base commit by definition) and an even
+    0.5 for any other. A patch that did not
     apply, a timed-out run or an untrusted log is worth ``floor``. A success is 1.
     Among equals the smaller patch wins: up to ``size_weight`` is taken off for size
     (half of it at ``size_scale`` changed lines). Confidence is the share of graded
@@ -189,6 +191,12 @@ class TestEvidenceScorer:
             num = den = 0.0
             if f2p_ok + f2p_bad:
                 num += self.w_fix * _share(f2p_ok, f2p_ok + f2p_bad)
+                den += self.w_fix
+            elif tests.hidden:
+                # the tests that check the fix are hidden: they fail at the base commit
+                # (that is what FAIL_TO_PASS means), so an empty patch fixes none; what a
+                # patch does to them is unknown, an even chance
+                num += self.w_fix * (0.5 if size else 0.0)
                 den += self.w_fix
             if p2p_ok + p2p_bad:
                 num += self.w_keep * _share(p2p_ok, p2p_ok + p2p_bad)

@@ -117,7 +117,11 @@ async def solve_task(
         search = chosen if chosen in ("evolutionary", "mcts") else task_strategy(task, spec)
         if search == "mcts":
             if proposer is None:
-                proposer = make_proposer(task, llm, stepper=evaluator, **(proposer_options or {}))
+                options = dict(proposer_options or {})
+                families = _remembered_families(remembered)
+                if families:  # edit families that fixed similar tasks: raise their prior
+                    options["remembered_families"] = families
+                proposer = make_proposer(task, llm, stepper=evaluator, **options)
         elif search == "evolutionary":
             if proposer is None:
                 proposer = make_proposer(task, llm, **(proposer_options or {}))
@@ -139,7 +143,7 @@ async def solve_task(
             if seeds:
                 proposer = SeededProposer(proposer, seeds)
             report = await _solve_mcts(
-                task, evaluator, spec, seed, proposer, mcts, discriminator, tree_dir, progress
+                task, evaluator, spec, seed, proposer, llm, mcts, discriminator, tree_dir, progress
             )
         else:
             initial = [e.solution for e in remembered]
@@ -170,6 +174,18 @@ def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]
         for e in routing.experiences
         if e.success and e.domain == task.domain and e.solution is not None
     ]
+
+
+def _shared_judge(llm: LLMConfig) -> Any:
+    """The LLM value judge for ``llm``, on the process's shared client for it."""
+    from atlas_actors.llm.client import LLMClient
+    from atlas_actors.llm.judge import LLMJudge
+    from atlas_actors.resources import shared_resource
+
+    client = shared_resource(("llm-client", llm.model_dump_json()), lambda: LLMClient(llm))
+    return shared_resource(
+        ("llm-judge", llm.model_dump_json()), lambda: LLMJudge(client, owns_client=False)
+    )
 
 
 def _remembered_families(remembered: list[Experience]) -> list[str]:
@@ -253,6 +269,7 @@ async def _solve_mcts(
     spec: DomainSpec | None,
     seed: int,
     proposer: Any,
+    llm: LLMConfig | None,
     config: SWESearchConfig | None,
     backend: Scorer | Assessor | None,
     tree_dir: str | Path | None,
@@ -270,6 +287,8 @@ async def _solve_mcts(
     config = config or SWESearchConfig()
     discriminator = None
     if config.use_discriminator:
+        if backend is None and llm is not None:
+            backend = _shared_judge(llm)  # with an LLM, nodes are valued by the LLM judge
         discriminator = Discriminator(backend, threshold=config.discriminator_threshold)
     search = SWESearch(proposer, evaluator, evaluator, discriminator, config, progress=progress)
     path = tree_file(tree_dir, task.id) if tree_dir is not None else None

@@ -349,11 +349,21 @@ class SWEEnvironment(TaskHolder):
     """Methods a search may call through its stepper (``invoke``): the offline repair
     proposer's fault localisation, fast candidate runs and file reads."""
 
+    def _needs_visible_tests(self, tool: str) -> None:
+        if self.visible_tests != "all":
+            raise ConfigError(
+                f"{tool}: runs the FAIL_TO_PASS tests, which are hidden from the search "
+                "here (visible_tests='pass_to_pass'); the offline repair tools need "
+                "visible_tests='all' (atlas-actors swe --tests visible)"
+            )
+
     async def localize(self, formula: str = "ochiai") -> Any:
         """Rank suspicious lines by the tests' coverage (see
-        :func:`atlas_actors.swe.repair.localize.localize`; cached per instance)."""
+        :func:`atlas_actors.swe.repair.localize.localize`; cached per instance). It runs
+        the FAIL_TO_PASS tests, so it needs ``visible_tests="all"``."""
         from atlas_actors.swe.repair.localize import localize
 
+        self._needs_visible_tests("localize")
         return await localize(self, formula=formula)  # type: ignore[arg-type]
 
     async def try_candidates(
@@ -365,6 +375,7 @@ class SWEEnvironment(TaskHolder):
         times set the per-test timeouts."""
         from atlas_actors.swe.repair.batch import BatchEvaluator
 
+        self._needs_visible_tests("try_candidates")
         baseline = await self.localize()
         # every failing test runs (which of them an edit fixes is the signal); the
         # passing ones stop at the first regression
@@ -431,7 +442,9 @@ class SWEEnvironment(TaskHolder):
         self.instance  # noqa: B018 - raises EnvironmentNotReady before reset
         if isinstance(act, Submit):
             state = await self.get_state()
-            outcome = await self.verify(state["patch"])
+            # what the agent may see of its own patch: the search's view, never the
+            # hidden tests (``verify`` grades the final answer for the report only)
+            [outcome] = await self.score([state["patch"]])
             self._steps += 1
             return (
                 outcome.feedback,

@@ -199,8 +199,8 @@ def test_swe_repeat_neighbour_unrelated(memory: MemorySystem) -> None:
     assert 0.4 < s_neighbour < MAX_FEATURE_SIMILARITY
     for name, other in tasks.items():
         if name != "datecalc":
-            assert sim_of(memory, neighbour, other) < 0.1, name
-            assert sim_of(memory, date, other) < 0.1, name
+            assert sim_of(memory, neighbour, other) < 0.15, name
+            assert sim_of(memory, date, other) < 0.15, name
     assert memory.query_sync(neighbour, k=1)[0][0].task.id == date.id
 
 
@@ -210,12 +210,13 @@ def test_swe_features() -> None:
     assert f["repo"] == "atlas-examples/exprcalc"
     assert set(f["exceptions"]) >= {"ZeroDivisionError", "CalcError"}
     assert "calc" in f["terms"] and "division" in f["terms"]
-    assert "parser" in f["files"]  # from tests/test_parser.py
-    # a task being solved does not see its gold patch; a remembered one does
-    assert f["patch_files"] == []
+    # a task being solved sees neither its gold patch nor its (hidden) failing tests;
+    # a remembered one sees both
+    assert f["patch_files"] == [] and f["tests"] == [] and "parser" not in f["files"]
     hindsight = task_features(calc, hindsight=True)
     assert hindsight["patch_files"] == ["exprcalc/parser.py"]
-    assert "exprcalc" in hindsight["files"]
+    assert "exprcalc" in hindsight["files"] and "parser" in hindsight["files"]
+    assert hindsight["tests"]
     remembered = task_features(calc, "diff --git a/x/y.py b/x/y.py\n+++ b/x/y.py\n")
     assert remembered["patch_files"] == ["x/y.py"]
     assert F.path_tokens(["tests/test_calendar.py", "datecalc/calendar.py"]) == [

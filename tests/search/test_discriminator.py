@@ -226,3 +226,21 @@ async def test_rollout_stops_on_a_rejected_action_or_no_idea() -> None:
     assert res.stopped == "rejected" and res.steps == [] and res.value == 0.0
     idle = RolloutEnv(ToyStepper(), ToyEvaluator(), ScriptedProposer({}))
     assert (await disc.rollout(task, view, idle, 3, random.Random(0))).stopped == "no_action"
+
+
+def test_hidden_failing_tests_make_the_empty_patch_worst_of_the_harmless() -> None:
+    from atlas_actors.search.discriminator import TestEvidenceScorer
+    from atlas_actors.types import Candidate, Outcome, TestReport
+
+    seen = TestReport(pass_to_pass_passed=["a", "b"], hidden=2)
+    scorer = TestEvidenceScorer()
+    empty = scorer.evaluate(Candidate(solution="", outcome=Outcome(success=False, tests=seen)))
+    patch = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-a\n+b\n"
+    edited = scorer.evaluate(Candidate(solution=patch, outcome=Outcome(success=False, tests=seen)))
+    broke = TestReport(pass_to_pass_passed=["a"], pass_to_pass_failed=["b"], hidden=2)
+    breaking = scorer.evaluate(
+        Candidate(solution=patch, outcome=Outcome(success=False, tests=broke))
+    )
+    assert empty.value < edited.value  # the hidden tests fail at base: nothing fixed them
+    assert breaking.value < edited.value
+    assert empty.confidence == edited.confidence == 0.5  # half the graded tests are seen

@@ -124,7 +124,6 @@ class OfflineRepairProposer:
             families that fixed similar failures).
     """
 
-    proposals_per_call = 4
 
     def __init__(
         self,
