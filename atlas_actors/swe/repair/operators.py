@@ -59,7 +59,7 @@ from collections.abc import Collection, Mapping
 
 from atlas_actors.swe.repair._digest import DigestTree, header_of, stmt_digest
 from atlas_actors.swe.repair._facts import Facts
-from atlas_actors.swe.repair._ops_expr import EXPRESSION_FAMILIES
+from atlas_actors.swe.repair._ops_call import EXPRESSION_FAMILIES
 from atlas_actors.swe.repair._ops_stmt import STATEMENT_FAMILIES
 from atlas_actors.swe.repair._source import Source
 from atlas_actors.swe.repair._stmts import StmtInfo, map_statements

@@ -124,7 +124,6 @@ class OfflineRepairProposer:
             families that fixed similar failures).
     """
 
-
     def __init__(
         self,
         toolbox: Toolbox,

@@ -62,9 +62,10 @@ def test_offline_search_resolves_examples_in_containers_deterministically(
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 async def test_a_two_edit_bug_is_fixed_at_depth_two() -> None:
-    """iniparse: ``split("=")`` without a maxsplit, in two places (each fix alone leaves
-    a FAIL_TO_PASS test failing)."""
-    [inst] = load_example_instances(["iniparse"], root=BUGS)
+    """shipping: two independent mistakes (``<`` for an inclusive limit; the weight
+    passed where the surcharge wants the longest side), each exposed by its own test:
+    the first edit fixes one test and becomes a node, the second is found under it."""
+    [inst] = load_example_instances(["shipping"], root=BUGS)
     evaluator = LocalEvaluator(lambda t: SWEEnvironment(backend="bubblewrap"), max_tasks=1)
     try:
         result = await solve_task(
