@@ -106,3 +106,6 @@ class MixedProposer:
         for p in self._with("report"):
             out.update(p.report(task_id))
         return out
+
+    def alternatives(self, task_id: str) -> list[Any]:
+        return [a for p in self._with("alternatives") for a in p.alternatives(task_id)]

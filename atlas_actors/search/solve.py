@@ -317,6 +317,15 @@ async def _solve_mcts(
     finished = [c for c in result.finished if c.outcome is not None and c.outcome.success]
     await _finish(task, out, result.best, finished, spec, evaluator)
     _add_usage(out, proposer, task.id)
+    more = getattr(proposer, "alternatives", None)  # other passing patches a proposer found
+    if callable(more):
+        seen = {_changes(out.solution), *(_changes(a) for a in out.alternatives)}
+        for alt in more(task.id):
+            if len(out.alternatives) >= 3:
+                break
+            if _changes(alt) not in seen:
+                seen.add(_changes(alt))
+                out.alternatives.append(alt)
     if stats.llm_cost:
         out.usage["cost"] = max(out.usage.get("cost", 0.0), stats.llm_cost)
     return out
@@ -355,6 +364,16 @@ async def _finish(
     if reporter is not None:
         verifier = evaluator if isinstance(evaluator, Verifier) else None
         await reporter(task, candidates, out, verifier)
+
+
+def _changes(solution: Any) -> Any:
+    """What a patch changes (its removed and added lines), so two diffs of one change
+    compare equal; other solutions as they are."""
+    if not isinstance(solution, str):
+        return solution_key(solution)
+    return tuple(
+        ln for ln in solution.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
+    )
 
 
 def _path_to(nodes: list[Any], node_id: int) -> list[dict[str, str]]:

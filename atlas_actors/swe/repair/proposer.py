@@ -154,11 +154,19 @@ class OfflineRepairProposer:
         """Edits screened per task."""
         self.passing: dict[str, set[str]] = {}
         """Distinct screened patches (node patch + edit) that passed every selected test."""
+        self.passing_diffs: dict[str, list[str]] = {}
+        """Per task: the distinct screened patches that passed every selected test, as
+        diffs against the base commit, in the order found."""
         self.first_passing: dict[str, tuple[int, dict[str, str | None]]] = {}
         """Per task: how many edits had been screened when the first one passed every
         selected test, and that candidate's files (path -> text)."""
 
     # -- what the search reads ---------------------------------------------------------
+
+    def alternatives(self, task_id: str) -> list[str]:
+        """Other patches that passed every selected test in the screen (several different
+        ones hint at weak tests), smallest first."""
+        return sorted(self.passing_diffs.get(task_id, []), key=lambda d: (len(d), d))
 
     def report(self, task_id: str) -> dict[str, float]:
         """Counters for a task's result: edits screened, distinct passing patches (several
@@ -306,6 +314,10 @@ class OfflineRepairProposer:
         for n, res in enumerate(results):
             if res.passed and task.id not in self.first_passing:
                 self.first_passing[task.id] = (before + n + 1, dict(candidates[n].files))
+            if res.passed and res.patch:
+                found = self.passing_diffs.setdefault(task.id, [])
+                if res.patch not in found:
+                    found.append(res.patch)
         screened: list[_Screened] = []
         for edit, res in zip(batch, results, strict=True):
             if not res.applied or not res.compiled:
