@@ -20,6 +20,7 @@ Containment recipe (used by :func:`run_in_bubblewrap` and the :class:`ProgramRun
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
@@ -276,6 +277,16 @@ def _pids_cgroup_base() -> Path | None:
 
 
 _CGROUP_BASE: list[Path | None] = []
+# Every cgroup this process created and has not removed yet: a sandbox whose owner is
+# never closed (a long-lived worker, say) must not leave an empty cgroup behind when the
+# process exits.
+_LIVE_CGROUPS: set[PidsCgroup] = set()
+
+
+@atexit.register
+def _remove_live_cgroups() -> None:
+    for cgroup in list(_LIVE_CGROUPS):
+        cgroup.remove(wait_s=2.0)
 
 
 class PidsCgroup:
@@ -298,6 +309,7 @@ class PidsCgroup:
             path.mkdir()
             (path / "pids.max").write_text(str(max_processes))
             self.path = path
+            _LIVE_CGROUPS.add(self)
         except OSError as exc:
             log.warning("could not create pids cgroup %s: %s", path, exc)
             with contextlib.suppress(OSError):
@@ -322,19 +334,31 @@ class PidsCgroup:
                     os.kill(pid, signal.SIGKILL)
             time.sleep(0.01)
 
-    def remove(self) -> None:
+    def remove(self, wait_s: float = 10.0) -> None:
+        """Kill what is left in the cgroup and remove it.
+
+        The kernel refuses ``rmdir`` while a killed process still counts against the group
+        (on a loaded host a ``SIGKILL``-ed tree can take a second or more to be torn down),
+        so this kills again and retries for up to ``wait_s`` seconds before giving up with
+        a warning.
+        """
         if self.path is None:
             return
-        self.kill_all()
-        for _ in range(100):
+        deadline = time.monotonic() + wait_s
+        while True:
+            self.kill_all()
             try:
                 self.path.rmdir()
                 break
             except FileNotFoundError:
                 break
-            except OSError:
-                time.sleep(0.01)
+            except OSError as exc:
+                if time.monotonic() >= deadline:
+                    log.warning("could not remove pids cgroup %s: %s", self.path, exc)
+                    break
+                time.sleep(0.02)
         self.path = None
+        _LIVE_CGROUPS.discard(self)
 
 
 def launcher_argv(
