@@ -3,8 +3,9 @@
 For a task the router found similar to solved ones (``adapt`` or ``direct``), the solver
 tries the remembered solutions before any search:
 
-1. every remembered solution (and its alternatives: for ARC the programs behind the
-   other attempt), most similar task first, scored in one evaluator call
+1. the most similar task's solution alone (for a repeat, one evaluation settles it), then
+   every other remembered solution (and the alternatives: for ARC the programs behind the
+   other attempt), most similar task first, in one evaluator call
    (an ARC program run on this task's train pairs; a remembered patch applied to this
    repository, where the environment's apply chain — ``git apply --3way``, then
    ``patch --fuzz`` — re-anchors hunks whose lines moved);
@@ -105,7 +106,12 @@ class DirectSolver:
         if not remembered:
             out.seconds = time.monotonic() - start
             return out
-        tried = await self._score(task, evaluator, remembered, "memory", out)
+        # The most similar task's own solution alone first: for a repeat it is the answer,
+        # and one evaluation settles it. The rest only when it does not.
+        tried = await self._score(task, evaluator, remembered[:1], "memory", out)
+        if not out.solved and len(remembered) > 1:
+            more = await self._score(task, evaluator, remembered[1:], "memory", out)
+            tried = sorted([*tried, *more], key=lambda c: -c.fitness)
         if not out.solved and self.mutations > 0 and hasattr(self.proposer, "mutate"):
             for i, parent in enumerate(tried[:2]):
                 rng = derive_rng(seed, "direct", i)

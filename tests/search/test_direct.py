@@ -54,6 +54,18 @@ async def test_a_remembered_program_solves_a_repeat_in_one_evaluation() -> None:
     assert out.evaluations == 2 and out.experiences == 2
 
 
+async def test_a_repeat_is_settled_by_the_most_similar_solution_alone() -> None:
+    evaluator = LocalEvaluator()
+    right = remembered(["rot180", "x"])
+    right.alternatives = [["flip_h", "x"], ["flip_v", "x"]]
+    out = await DirectSolver().solve(
+        arc_task("new"), evaluator, [right, remembered(["transpose", "x"])]
+    )
+    await evaluator.aclose()
+    assert out.solved and out.best is not None and out.best.solution == ["rot180", "x"]
+    assert out.evaluations == 1  # not the alternatives, not the other experience
+
+
 class _Mutator:
     """Mutates a program by wrapping it in each of a few ops (one of them right)."""
 
