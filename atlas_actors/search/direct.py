@@ -3,9 +3,9 @@
 For a task the router found similar to solved ones (``adapt`` or ``direct``), the solver
 tries the remembered solutions before any search:
 
-1. the most similar task's solution alone (for a repeat, one evaluation settles it), then
-   every other remembered solution (and the alternatives: for ARC the programs behind the
-   other attempt), most similar task first, in one evaluator call
+1. the most similar task's solution with its alternatives (for ARC the programs behind
+   the other attempt): for a repeat they settle it; then, if none succeeds, every other
+   remembered solution and alternative, most similar task first, in one evaluator call
    (an ARC program run on this task's train pairs; a remembered patch applied to this
    repository, where the environment's apply chain — ``git apply --3way``, then
    ``patch --fuzz`` — re-anchors hunks whose lines moved);
@@ -89,6 +89,7 @@ class DirectSolver:
             found = await self.memory.query(task, self.max_experiences, successful_only=True)
             experiences = [e for e, _ in found]
         remembered: list[Any] = []
+        first = 0  # how many of ``remembered`` come from the most similar experience
         seen: set[str] = set()
         used = 0
         for e in experiences:
@@ -102,15 +103,17 @@ class DirectSolver:
                 if key not in seen:
                     seen.add(key)
                     remembered.append(solution)
+            first = first or len(remembered)
         out = DirectResult(experiences=used)
         if not remembered:
             out.seconds = time.monotonic() - start
             return out
-        # The most similar task's own solution alone first: for a repeat it is the answer,
-        # and one evaluation settles it. The rest only when it does not.
-        tried = await self._score(task, evaluator, remembered[:1], "memory", out)
-        if not out.solved and len(remembered) > 1:
-            more = await self._score(task, evaluator, remembered[1:], "memory", out)
+        # The most similar task's solution and its alternatives first (for a repeat they
+        # are the answer, and the alternatives keep ARC's second attempt); the other
+        # experiences' only when none of those succeeds.
+        tried = await self._score(task, evaluator, remembered[:first], "memory", out)
+        if not out.solved and len(remembered) > first:
+            more = await self._score(task, evaluator, remembered[first:], "memory", out)
             tried = sorted([*tried, *more], key=lambda c: -c.fitness)
         if not out.solved and self.mutations > 0 and hasattr(self.proposer, "mutate"):
             for i, parent in enumerate(tried[:2]):

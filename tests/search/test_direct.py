@@ -54,16 +54,19 @@ async def test_a_remembered_program_solves_a_repeat_in_one_evaluation() -> None:
     assert out.evaluations == 2 and out.experiences == 2
 
 
-async def test_a_repeat_is_settled_by_the_most_similar_solution_alone() -> None:
+async def test_a_repeat_is_settled_by_the_most_similar_experience_alone() -> None:
     evaluator = LocalEvaluator()
     right = remembered(["rot180", "x"])
-    right.alternatives = [["flip_h", "x"], ["flip_v", "x"]]
-    out = await DirectSolver().solve(
-        arc_task("new"), evaluator, [right, remembered(["transpose", "x"])]
-    )
+    right.alternatives = [["flip_h", ["flip_v", "x"]]]  # the other attempt's program
+    others = [remembered(["transpose", "x"]), remembered(["flip_h", "x"])]
+    out = await DirectSolver().solve(arc_task("new"), evaluator, [right, *others])
     await evaluator.aclose()
     assert out.solved and out.best is not None and out.best.solution == ["rot180", "x"]
-    assert out.evaluations == 1  # not the alternatives, not the other experience
+    # the solution and its alternative (kept for the second attempt), not the others
+    assert out.evaluations == 2
+    assert sorted(map(str, (c.solution for c in out.candidates))) == sorted(
+        map(str, (["rot180", "x"], ["flip_h", ["flip_v", "x"]]))
+    )
 
 
 class _Mutator:
