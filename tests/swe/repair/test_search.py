@@ -32,10 +32,12 @@ guard: beyond single edits, see docs/swe-repair.md)."""
 def test_offline_search_resolves_examples_in_containers_deterministically(
     docker_host: str, examples: dict[str, SWEInstance], tmp_path: Path, ray_session: Any
 ) -> None:
-    source = tmp_path / "instances.jsonl"
-    source.write_text("".join(examples[n].model_dump_json() + "\n" for n in REACHABLE))
     runs = []
-    for name in ("one", "two"):
+    # Both reachable examples once; the first again (a second run of both would only
+    # repeat the determinism check at twice the cost).
+    for name, names in (("one", REACHABLE), ("two", REACHABLE[:1])):
+        source = tmp_path / f"{name}.jsonl"
+        source.write_text("".join(examples[n].model_dump_json() + "\n" for n in names))
         out = tmp_path / name
         argv = ["swe", "--instances", str(source), "--out", str(out), "--max-expansions", "8",
                 "--workers", "2", "--no-memory", "--quiet", "--seed", "7"]  # fmt: skip
@@ -51,10 +53,11 @@ def test_offline_search_resolves_examples_in_containers_deterministically(
         assert r["error"] is None and r["solved"] is True, r
         assert r["strategy"] == "mcts" and r["stats"]["passing_patches"] >= 1
         assert all(step["source"].startswith("offline:") for step in r["path"])
-        # the same seed: the same patch, the same tree
-        assert second[iid]["solution"] == r["solution"]
-        trees = [json.loads((run / "trees" / f"{iid}.json").read_text()) for run in runs]
-        assert [n["key"] for n in trees[0]["nodes"]] == [n["key"] for n in trees[1]["nodes"]]
+    # the same seed: the same patch, the same tree
+    iid = examples[REACHABLE[0]].instance_id
+    assert second[iid]["solution"] == first[iid]["solution"]
+    trees = [json.loads((run / "trees" / f"{iid}.json").read_text()) for run in runs]
+    assert [n["key"] for n in trees[0]["nodes"]] == [n["key"] for n in trees[1]["nodes"]]
     summary = json.loads((runs[0] / "summary.json").read_text())
     assert summary["proposer"] == "offline" and summary["tests"] == "visible"
 
@@ -93,7 +96,7 @@ async def test_a_mixed_arc_and_swe_run_returns_every_result_once(
     docker_host: str, examples: dict[str, SWEInstance], ray_session: Any, tmp_path: Path
 ) -> None:
     arc = [Task(id=t, domain="arc", context={"arc_task_id": t}) for t in ("3c9b0459", "a416b8f3")]
-    swe = [examples[n].to_task() for n in REACHABLE]
+    swe = [examples[REACHABLE[1]].to_task()]
     config = EngineConfig(
         workers=2,
         search=MindEvolutionConfig(max_evaluations=3000),
