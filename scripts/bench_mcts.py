@@ -12,7 +12,10 @@ Two measurements, side by side in one run:
 2. **LLM calls in flight.** The same four instances with a model latency of ``--latency``
    (1 s by default) and parallel expansions: the peak number of requests the loopback
    server saw in flight at once (target: >= 16; the search must not wait on one call at
-   a time).
+   a time), and the time-weighted mean from the first request to the last answer.
+
+Both parts let a node take as many children as a batch has expansions (``max_children``
+= ``--parallel``, at least 3), so a fresh root fills a whole batch.
 
 Medians of ``--runs`` runs. Needs a Docker engine (``scripts/docker-up``) and the
 example images (``scripts/build-swe-examples``), or ``--backend bubblewrap``::
@@ -44,7 +47,8 @@ from atlas_actors.swe.instances import SWEInstance, load_example_instances  # no
 
 def scripted(instances: list[SWEInstance], wrong: int) -> Any:
     """Per instance: ``wrong`` harmless wrong edits (a comment on the buggy line), then
-    the gold patch."""
+    the fix as an edit of the buggy line (the gold patch's one removed line becomes its
+    added lines), which applies from any node, after any of the wrong edits."""
     calls: dict[str, int] = {}
 
     def reply(req: ChatRequest) -> str:
@@ -59,7 +63,12 @@ def scripted(instances: list[SWEInstance], wrong: int) -> Any:
         if n <= wrong:
             action = {"kind": "edit", "path": path, "old": bug, "new": f"{bug}  # try {n}"}
         else:
-            action = {"kind": "apply_patch", "patch": inst.patch}
+            fixed = "\n".join(
+                line[1:]
+                for line in inst.patch.splitlines()
+                if line.startswith("+") and not line.startswith("+++")
+            )
+            action = {"kind": "edit", "path": path, "old": bug, "new": fixed}
         return "```json\n" + json.dumps([{**action, "label": f"try {n}"}]) + "\n```"
 
     return reply
@@ -84,6 +93,7 @@ async def one_run(
                 mcts=SWESearchConfig(
                     max_expansions=wrong + 4,
                     parallel_expansions=parallel,
+                    max_children=max(3, parallel),  # a fresh root can take a whole batch
                     children_per_expansion=1,
                     rollout_depth=0,
                 ),
@@ -102,6 +112,7 @@ async def one_run(
                 wall = time.monotonic() - ready
             total = time.monotonic() - started
         peak = server.max_in_flight
+        mean = server.mean_in_flight
     expansions = sum(r.stats.get("expansions", 0) for r in results)
     resolved = sum(bool(r.solved) for r in results)
     test_runs = sum(r.evaluations for r in results)
@@ -114,6 +125,7 @@ async def one_run(
         "resolved": resolved,
         "test_runs_per_resolved": test_runs / resolved if resolved else float("inf"),
         "llm_in_flight_peak": peak,
+        "llm_in_flight_mean": mean,
     }
 
 
@@ -186,7 +198,8 @@ def main() -> int:
     f = out["in_flight"]
     print(
         f"\nLLM latency {args.latency:g} s, 4 instances x {args.parallel} parallel expansions: "
-        f"peak {f['llm_in_flight_peak']:.0f} requests in flight, {f['resolved']:.0f}/4 resolved"
+        f"peak {f['llm_in_flight_peak']:.0f} requests in flight "
+        f"({f['llm_in_flight_mean']:.1f} on average), {f['resolved']:.0f}/4 resolved"
     )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))

@@ -126,8 +126,10 @@ def node_prompt(
     info_rounds: int,
     max_patch_chars: int,
     max_text_chars: int,
+    parallel: int = 0,
 ) -> str:
-    """The first user turn: the issue and the node as the search sees it."""
+    """The first user turn: the issue and the node as the search sees it (``parallel``:
+    other proposals for this patch being made at the same time)."""
     diff = patch.rstrip()
     patch_text = (
         f"```diff\n{cut(diff, max_patch_chars)}\n```" if diff else "(empty: nothing changed yet)"
@@ -150,9 +152,16 @@ def node_prompt(
         if info_rounds
         else ""
     )
+    others = (
+        f" {parallel} other proposal(s) from this patch are being made at the same time "
+        "and will likely take the most obvious next step: propose a different, plausible "
+        "alternative."
+        if parallel
+        else ""
+    )
     parts.append(
         f"# Your turn\nPropose up to {k} different next actions from the current patch "
-        f"(edits, or submit if it already resolves the issue).{look}"
+        f"(edits, or submit if it already resolves the issue).{look}{others}"
     )
     return "\n\n".join(parts)
 

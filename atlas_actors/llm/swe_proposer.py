@@ -336,6 +336,7 @@ class LLMActionProposer(UsageLedger, AsyncResource):
                     info_rounds=self.info_rounds,
                     max_patch_chars=self.max_patch_chars,
                     max_text_chars=self.max_text_chars,
+                    parallel=node.slot,
                 ),
             },
         ]

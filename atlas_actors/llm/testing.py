@@ -116,6 +116,11 @@ class _Counters:
     max_open_connections: int = 0
     in_flight: int = 0
     max_in_flight: int = 0
+    in_flight_seconds: float = 0.0
+    """The integral of ``in_flight`` over time (request-seconds)."""
+    first_request_at: float | None = None
+    changed_at: float | None = None
+    """When ``in_flight`` last changed (monotonic clock)."""
     client_disconnects: int = 0
     statuses: Counter[int] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
@@ -354,6 +359,15 @@ class FakeLLMServer:
         return self._c.max_in_flight
 
     @property
+    def mean_in_flight(self) -> float:
+        """Requests in flight on average, from the first request to the last change."""
+        c = self._c
+        if c.first_request_at is None or c.changed_at is None:
+            return 0.0
+        span = c.changed_at - c.first_request_at
+        return c.in_flight_seconds / span if span > 0 else float(c.in_flight)
+
+    @property
     def client_disconnects(self) -> int:
         """Requests whose client went away before the answer."""
         return self._c.client_disconnects
@@ -375,6 +389,7 @@ class FakeLLMServer:
             "open_connections": c.open_connections,
             "max_open_connections": c.max_open_connections,
             "max_in_flight": c.max_in_flight,
+            "mean_in_flight": self.mean_in_flight,
             "client_disconnects": c.client_disconnects,
             "statuses": {str(k): v for k, v in sorted(c.statuses.items())},
             "faults": dict(c.faults),
@@ -453,12 +468,22 @@ class FakeLLMServer:
         c = self._c
         number = c.requests
         c.requests += 1
-        c.in_flight += 1
+        self._in_flight_changes(c, +1)
         c.max_in_flight = max(c.max_in_flight, c.in_flight)
         try:
             return await self._respond_inner(conn, request, number)
         finally:
-            c.in_flight -= 1
+            self._in_flight_changes(c, -1)
+
+    @staticmethod
+    def _in_flight_changes(c: _Counters, by: int) -> None:
+        now = time.monotonic()
+        if c.first_request_at is None:
+            c.first_request_at = now
+        if c.changed_at is not None:
+            c.in_flight_seconds += c.in_flight * (now - c.changed_at)
+        c.changed_at = now
+        c.in_flight += by
 
     async def _respond_inner(self, conn: _Connection, request: _HTTPRequest, number: int) -> bool:
         path = request.target.split("?", 1)[0].rstrip("/")

@@ -126,6 +126,9 @@ class NodeView(_Model):
     """What came of this node's earlier expansions that made no child (a rejected
     action and why, an action that led to an already-seen state, a proposer error),
     oldest first."""
+    slot: int = 0
+    """Other expansions of this node running at the same time, picked before this one
+    (0 normally): they may propose the likeliest actions, so propose alternatives."""
 
 
 @runtime_checkable

@@ -29,8 +29,11 @@ One iteration:
    ``duplicate_penalty · d²`` for a node whose expansions reached ``d`` already-seen
    states, and ``repeat_penalty`` for a node whose action repeats its parent's.
    After each pick, a **virtual loss** (``virtual_loss`` visits of value 0) is put on
-   the picked node and its ancestors, and the node cannot be picked again in this
-   batch, so the next descent prefers other branches.
+   the picked node and its ancestors, so the next descent prefers other branches. A node
+   may be picked again in the same batch while it has room for more children than its
+   pending expansions ask for (``max_children``), so a young tree (a root and a child)
+   still fills a batch; each repeat is told its ``slot`` (``NodeView.slot``) and draws
+   its own sample, so it proposes something else.
 2. **Expand** the selected nodes concurrently: the proposer gives
    ``children_per_expansion`` actions not in the node's ``tried`` list; each is applied
    by the stepper from the node's state. A transition to a state already in the tree
@@ -53,7 +56,7 @@ answer is the discriminator's pick among the *finished* nodes (succeeded, or sub
 a ``done`` transition); without any, the node best by value and partial score.
 
 **Determinism**: every proposer and rollout call gets its own ``random.Random`` from
-``(seed, iteration, node)``; selection is a pure function of the tree; concurrent
+``(seed, iteration, node, slot)``; selection is a pure function of the tree; concurrent
 results are integrated in selection order; verdicts and estimates are computed once per
 distinct solution. So the same seed, configuration and a deterministic proposer give
 the same tree whatever the timing of the concurrent calls (a time limit is the one
@@ -282,8 +285,9 @@ class SWESearch:
 
             with anyio.move_on_after(run.time_left()) as scope:
                 async with anyio.create_task_group() as tg:
-                    for j, node_id in enumerate(batch):
-                        tg.start_soon(run.expand_into, results, j, node_id, iteration)
+                    slots = TreePolicy.slots(batch)
+                    for j, (node_id, slot) in enumerate(zip(batch, slots, strict=True)):
+                        tg.start_soon(run.expand_into, results, j, node_id, iteration, slot)
             run.policy.clear()
             for node_id, result in zip(batch, results, strict=True):
                 if result is not None:
@@ -537,18 +541,28 @@ class _Run:
     # -- one expansion (concurrent; reads the tree, never writes it) ----------------------------
 
     async def expand_into(
-        self, results: list[_Expansion | None], j: int, node_id: int, iteration: int
+        self,
+        results: list[_Expansion | None],
+        j: int,
+        node_id: int,
+        iteration: int,
+        slot: int = 0,
     ) -> None:
         """``results[j] = expand(node_id)`` (set only when the expansion completes)."""
-        results[j] = await self.expand(node_id, iteration)
+        results[j] = await self.expand(node_id, iteration, slot)
 
-    async def expand(self, node_id: int, iteration: int) -> _Expansion:
+    async def expand(self, node_id: int, iteration: int, slot: int = 0) -> _Expansion:
+        """Propose and try children of ``node_id``; ``slot`` counts the expansions of
+        the same node picked before this one in the batch (each draws its own sample)."""
         node = self.nodes[node_id]
         view = self.view(node)
+        view.slot = slot
         cfg = self.cfg
         exp = _Expansion()
-        rng = derive_rng(self.seed, "expand", iteration, node_id)
-        k = max(1, min(cfg.children_per_expansion, cfg.max_children - len(node.children)))
+        where: tuple[int, ...] = (node_id,) if slot == 0 else (node_id, slot)
+        rng = derive_rng(self.seed, "expand", iteration, *where)
+        room = cfg.max_children - len(node.children) - slot * cfg.children_per_expansion
+        k = max(1, min(cfg.children_per_expansion, room))
         try:
             raw = await call_limited(
                 cfg.call_timeout_s,

@@ -204,14 +204,16 @@ class Option:
 class TreePolicy:
     """Selection, virtual loss and backpropagation on a list of nodes (see module docs).
 
-    ``virtual`` holds the virtual visits of the batch being selected; ``pending`` the
-    nodes picked in it. Both are empty between iterations.
+    ``virtual`` holds the virtual visits of the batch being selected; ``pending`` how
+    many times each node was picked in it (a node that can take more children may be
+    picked again: each pick is one more expansion of it, asking for different actions).
+    Both are empty between iterations.
     """
 
     def __init__(self, config: SWESearchConfig) -> None:
         self.config = config
         self.virtual: dict[int, float] = {}
-        self.pending: set[int] = set()
+        self.pending: dict[int, int] = {}
 
     # -- node predicates ---------------------------------------------------------------
 
@@ -223,9 +225,14 @@ class TreePolicy:
             and not node.exhausted
             and node.failures < cfg.max_failures_per_node
             and node.depth < cfg.max_depth
-            and len(node.children) < cfg.max_children
-            and node.id not in self.pending
+            and self.room(node) > 0
         )
+
+    def room(self, node: MCTSNode) -> int:
+        """Children ``node`` may still get beyond those its pending expansions ask for."""
+        cfg = self.config
+        asked = self.pending.get(node.id, 0) * cfg.children_per_expansion
+        return cfg.max_children - len(node.children) - asked
 
     def open_nodes(self, nodes: Sequence[MCTSNode]) -> set[int]:
         """Nodes whose subtree holds an expandable node."""
@@ -310,16 +317,18 @@ class TreePolicy:
             at = best.node
 
     def add_virtual_loss(self, nodes: Sequence[MCTSNode], node_id: int) -> None:
-        """Mark ``node_id`` pending and put the virtual loss on it and its ancestors."""
-        self.pending.add(node_id)
+        """Count a pick of ``node_id`` and put the virtual loss on it and its ancestors."""
+        self.pending[node_id] = self.pending.get(node_id, 0) + 1
         at: int | None = node_id
         while at is not None:
             self.virtual[at] = self.virtual.get(at, 0.0) + self.config.virtual_loss
             at = nodes[at].parent
 
     def select_batch(self, nodes: Sequence[MCTSNode], count: int) -> list[int]:
-        """Up to ``count`` distinct nodes to expand at once, each picked under the
-        virtual loss of the ones before it. Call :meth:`clear` after integrating."""
+        """Up to ``count`` nodes to expand at once, each picked under the virtual loss of
+        the ones before it. A node appears again while it has room for more children
+        (a young tree still fills a batch); :meth:`slots` numbers the repeats. Call
+        :meth:`clear` after integrating."""
         batch: list[int] = []
         for _ in range(count):
             picked = self.select(nodes)
@@ -328,6 +337,16 @@ class TreePolicy:
             batch.append(picked)
             self.add_virtual_loss(nodes, picked)
         return batch
+
+    @staticmethod
+    def slots(batch: Sequence[int]) -> list[int]:
+        """For each pick of ``batch``: how many earlier picks chose the same node."""
+        seen: dict[int, int] = {}
+        out: list[int] = []
+        for node_id in batch:
+            out.append(seen.get(node_id, 0))
+            seen[node_id] = out[-1] + 1
+        return out
 
     def clear(self) -> None:
         """Remove every virtual loss and pending mark."""

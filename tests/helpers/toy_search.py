@@ -160,11 +160,13 @@ class RandomEditProposer:
         self.vocabulary = list(vocabulary)
         self.submit_rate = submit_rate
         self.calls = 0
+        self.views: list[NodeView] = []
 
     async def propose(
         self, task: Task, node: NodeView, k: int, rng: random.Random
     ) -> list[ProposedAction]:
         self.calls += 1
+        self.views.append(node)
         lines = node.state["text"].splitlines()
         out: list[ProposedAction] = []
         for _ in range(k * 3):

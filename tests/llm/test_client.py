@@ -256,6 +256,8 @@ async def test_concurrency_limit_is_respected() -> None:
         assert server.completions == 40
         assert server.max_in_flight == 8
         assert server.max_open_connections <= 8
+        # 40 requests of 0.05 s, 8 at a time: about 8 in flight on average
+        assert 5.0 <= server.mean_in_flight <= 8.0
 
 
 async def test_n_samples_in_one_request_or_topped_up() -> None:

@@ -252,6 +252,15 @@ async def test_prompt_shows_the_patch_observation_tried_and_feedback() -> None:
     assert "the text to replace was not found" in text
 
 
+async def test_a_parallel_expansion_is_asked_for_an_alternative() -> None:
+    async with FakeLLMServer(lambda r: answer([edit(BUG, FIX)])) as server:
+        await _propose(server, _node())
+        await _propose(server, _node(slot=2))
+        first, again = server.log[0].text, server.log[1].text
+    assert "at the same time" not in first
+    assert "2 other proposal(s) from this patch are being made at the same time" in again
+
+
 async def test_info_round_views_a_file_then_answers_edits() -> None:
     file_text = "    18  " + BUG + "\n"
     stepper = FakeStepper({WRAP: file_text})

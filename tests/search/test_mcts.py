@@ -156,18 +156,40 @@ def _branchy() -> list[MCTSNode]:
 def test_virtual_loss_spreads_a_batch_over_branches() -> None:
     nodes = _branchy()
     # Without virtual loss, the second pick goes down the same branch (A -> A2).
-    plain = TreePolicy(_cfg(max_children=2, virtual_loss=0.0))
+    plain = TreePolicy(_cfg(max_children=1, virtual_loss=0.0))
     assert plain.select_batch(nodes, 2) == [3, 4]
     # With it, A looks worse while A1 is pending, and the batch tries B.
-    policy = TreePolicy(_cfg(max_children=2, virtual_loss=3.0))
+    policy = TreePolicy(_cfg(max_children=1, virtual_loss=3.0))
     assert policy.select_batch(nodes, 2) == [3, 2]
     assert policy.virtual == {3: 3.0, 1: 3.0, 0: 6.0, 2: 3.0}
     assert policy.q(nodes[1]) == pytest.approx(2.1 / 6)
     policy.clear()
-    assert policy.virtual == {} and policy.pending == set()
+    assert policy.virtual == {} and policy.pending == {}
     assert policy.select(nodes) == 3  # unchanged tree, no virtual loss: same first pick
-    # A pending node is never picked twice in one batch.
+    # A node with room for one more child is picked once per batch.
     assert sorted(policy.select_batch(nodes, 10)) == [2, 3, 4]
+
+
+def test_a_node_with_room_for_more_children_is_picked_again_in_a_batch() -> None:
+    # A young tree: the root alone still fills a batch, up to the children it may get.
+    root = [_node(0, None, value=0.5)]
+    policy = TreePolicy(_cfg(max_children=3, virtual_loss=1.0))
+    batch = policy.select_batch(root, 4)
+    assert batch == [0, 0, 0]
+    assert TreePolicy.slots(batch) == [0, 1, 2]
+    assert policy.pending == {0: 3} and policy.virtual == {0: 3.0}
+    policy.clear()
+    # Two children per expansion: a root with room for 3 takes two expansions.
+    wide = TreePolicy(_cfg(max_children=3, children_per_expansion=2))
+    assert wide.select_batch(root, 4) == [0, 0]
+    # The leaves of a tree, each with room for two children, are each picked twice,
+    # and the virtual loss spreads the picks over both branches before any repeat.
+    nodes = _branchy()
+    spread = TreePolicy(_cfg(max_children=2, virtual_loss=3.0))
+    batch = spread.select_batch(nodes, 10)
+    assert sorted(batch) == [2, 2, 3, 3, 4, 4]
+    assert batch[:2] == [3, 2]
+    assert TreePolicy.slots([3, 2, 3, 4, 2, 4]) == [0, 0, 1, 0, 1, 1]
 
 
 def test_backpropagation_adds_one_visit_to_the_path() -> None:
@@ -280,6 +302,7 @@ async def test_seen_state_table_merges_equal_solutions_from_different_paths() ->
     search, _, evaluator = _search(
         proposer,
         children_per_expansion=2,
+        max_children=2,  # the root takes one expansion of two children
         parallel_expansions=2,
         rollout_depth=0,
         stop_on_success=False,
@@ -460,12 +483,13 @@ async def test_rejected_action_and_stepper_failure_become_feedback() -> None:
 
 async def test_expansion_budget_stops_the_search() -> None:
     proposer = RandomEditProposer(["q = 0", "r = 1", "s = 2"], submit_rate=0.0)
-    search, _, _ = _search(proposer, max_expansions=3, stop_on_success=False)
+    search, _, _ = _search(proposer, max_expansions=5, stop_on_success=False)
     seen: list[tuple[str, int]] = []
     search.progress = lambda task_id, stats: seen.append((task_id, stats.expansions))
     result = await search.search(toy_task(START, TARGET), seed=0)
-    assert result.stopped == "expansions" and result.stats.expansions == 3
-    assert seen == [("toy", 1), ("toy", 3)]  # the root alone, then a batch of two
+    assert result.stopped == "expansions" and result.stats.expansions == 5
+    # The root three times at once (room for three children), then a batch cut to two.
+    assert seen == [("toy", 3), ("toy", 5)]
 
 
 async def test_time_limit_stops_the_search() -> None:
@@ -511,7 +535,9 @@ async def test_a_proposer_with_no_ideas_exhausts_the_tree() -> None:
     search, _, _ = _search(ScriptedProposer({}), parallel_expansions=2)
     result = await search.search(toy_task(START, TARGET), seed=0)
     assert result.stopped == "exhausted"
-    assert result.tree.nodes[0].exhausted and result.stats.expansions == 1
+    # Both picks of the root in the first batch asked; neither had an idea.
+    assert result.tree.nodes[0].exhausted and result.stats.expansions == 2
+    assert result.stats.iterations == 1
     # Nothing finished: the answer is the best node by value (the root here).
     assert result.best_node == 0
 
@@ -556,6 +582,19 @@ async def test_concurrent_expansions_give_the_same_tree_as_sequential_ones() -> 
     assert _shape(other.tree) != _shape(seq.tree)  # the seed matters
 
 
+async def test_a_young_tree_fills_the_batch_with_alternatives_of_its_root() -> None:
+    proposer = RandomEditProposer(["a = 2", "a = 3", "a = 4", "b = 5"], submit_rate=0.0)
+    search, _, _ = _search(
+        proposer, parallel_expansions=4, max_children=3, max_expansions=3, rollout_depth=0
+    )
+    result = await search.search(toy_task(START, TARGET), seed=1)
+    assert result.stats.iterations == 1 and result.stats.expansions == 3
+    assert sorted(v.slot for v in proposer.views) == [0, 1, 2]
+    assert {v.node_id for v in proposer.views} == {"0"}
+    # each repeat drew its own sample: the three expansions did not all propose alike
+    assert len(result.tree.nodes[0].children) >= 2
+
+
 async def test_parallel_expansions_run_at_once() -> None:
     search = _random_search(4, max_expansions=12, delays=0.05)
     await search.search(toy_task(START, TARGET), seed=3)
@@ -567,9 +606,9 @@ async def test_resume_makes_the_same_choices_as_an_uninterrupted_run(tmp_path: P
     task = toy_task(START, TARGET)
     whole_path, part_path = tmp_path / "whole.json", tmp_path / "part.json"
     whole = await _random_search(2, max_expansions=14).search(task, seed=5, tree_path=whole_path)
-    # Stopped by its budget after 3 iterations (1 + 2 + 2 expansions), then resumed
+    # Stopped by its budget after 3 iterations (2 + 2 + 2 expansions), then resumed
     # with a larger one.
-    first = await _random_search(2, max_expansions=5).search(task, seed=5, tree_path=part_path)
+    first = await _random_search(2, max_expansions=6).search(task, seed=5, tree_path=part_path)
     assert first.stopped == "expansions" and first.stats.iterations == 3
     saved = json.loads(part_path.read_text())
     assert saved["format"] == "atlas-mcts-tree" and saved["stopped"] == "expansions"
