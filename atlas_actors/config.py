@@ -146,6 +146,10 @@ class RouterConfig(_Config):
     """Experiences handed to the chosen strategy (the most similar successful ones)."""
     min_seed_similarity: float = Field(default=0.3, ge=0.0, le=1.0)
     """Experiences less similar than this are not handed to the strategy."""
+    recall_unsolved: bool = True
+    """An exact repeat of a task memory holds as searched without passing its checks,
+    under the same search settings, is answered from memory (its best solutions
+    re-verified, a few evaluations) instead of searched again; False searches again."""
 
 
 class LLMConfig(_Config):
@@ -186,6 +190,9 @@ class EngineConfig(_Config):
 
     workers: int | None = Field(default=None, ge=1)
     """Environment actors (None: one per CPU of the cluster)."""
+    worker_cpus: float | None = Field(default=None, gt=0.0)
+    """CPUs each environment actor reserves in Ray (None: 1, or the cluster's CPUs shared
+    out when ``workers`` outnumber them, so every actor can be placed)."""
     address: str | None = None
     """Ray address to join (None: ``RAY_ADDRESS`` or a new local instance)."""
     max_concurrent_tasks: int | None = Field(default=None, ge=1)

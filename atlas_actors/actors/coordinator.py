@@ -59,6 +59,21 @@ def default_solver() -> Solver:
     return solve_task  # type: ignore[return-value]  # a superset of Solver's keywords
 
 
+def _cluster_cpus() -> float:
+    return float(ray.cluster_resources().get("CPU", 1.0))  # type: ignore[no-untyped-call]
+
+
+def worker_cpus(asked: float | None, workers: int, cluster_cpus: float) -> float:
+    """CPUs each of ``workers`` environment actors reserves: ``asked``, else one, or a
+    share of the cluster's CPUs when the actors outnumber them (otherwise the surplus
+    is never placed and the engine waits for it)."""
+    if asked is not None:
+        return asked
+    if workers <= cluster_cpus or cluster_cpus <= 0:
+        return 1.0
+    return math.floor(cluster_cpus / workers * 10_000) / 10_000  # Ray's resolution
+
+
 class SearchCoordinator:
     """Runs searches for many tasks concurrently against shared actor pools."""
 
@@ -83,7 +98,10 @@ class SearchCoordinator:
             max_in_flight_per_actor=config.max_in_flight_per_actor,
             call_timeout_s=config.call_timeout_s,
             max_retries=config.max_retries,
-            actor_options={"max_restarts": config.max_restarts},
+            actor_options={
+                "max_restarts": config.max_restarts,
+                "num_cpus": worker_cpus(config.worker_cpus, workers, _cluster_cpus()),
+            },
         )
         self.discriminators: DiscriminatorPool | None = None
         if config.discriminators:

@@ -18,6 +18,7 @@ import ray
 import ray.cloudpickle
 
 from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool
+from atlas_actors.actors.coordinator import worker_cpus
 from atlas_actors.config import EngineConfig
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.errors import ActorError
@@ -80,6 +81,28 @@ async def test_solve_and_stream_results_as_they_finish(ray_session: Any) -> None
         assert all(e["ok"] for e in info["environments"])
     # the engine did not own the session's Ray: it is still up
     assert ray.is_initialized()
+
+
+def test_actors_share_the_cpus_when_they_outnumber_them() -> None:
+    assert worker_cpus(None, 2, 4.0) == 1.0
+    assert worker_cpus(None, 4, 2.0) == 0.5
+    assert worker_cpus(None, 3, 2.0) == 0.6666  # rounded down to Ray's resolution
+    assert worker_cpus(0.25, 1, 8.0) == 0.25  # asked for: taken as is
+
+
+async def test_more_workers_than_cpus_all_start_and_serve(ray_session: Any) -> None:
+    cpus = int(ray.cluster_resources()["CPU"])
+    config = EngineConfig(workers=2 * cpus, batch_size=4, discriminators=0)
+    tasks = [Task(id=f"t{i}", domain="fake", context={"generations": 2}) for i in range(3)]
+    expected = await local_results(tasks)
+    with anyio.fail_after(120):
+        async with Engine(
+            config, environment_factory=FakeFactory(delay_s=0.05), solver=fake_solver
+        ) as engine:
+            results = {r.task_id: r async for r in engine.solve_many(tasks)}
+            info = await engine.health_check()
+    assert all(same(results[t.id], expected[t.id]) for t in tasks)
+    assert len(info["environments"]) == 2 * cpus and all(e["ok"] for e in info["environments"])
 
 
 async def test_search_errors_become_results(ray_session: Any) -> None:
