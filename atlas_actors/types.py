@@ -192,6 +192,10 @@ class Experience(_Model):
     """LLM usage: calls, tokens_in, tokens_out, cost (as in ``TaskResult.usage``)."""
     edit_families: list[str] = Field(default_factory=list)
     """SWE: the edit families / labels of the winning patch, when known."""
+    settings: str = ""
+    """The digest of the search settings it was found under (``TaskResult.settings``)."""
+    stopped: str = ""
+    """Why its search stopped (``TaskResult.stopped``)."""
     fingerprint: str = ""
     """Hash of the task's content (not its id): equal for an exact repeat."""
     features: dict[str, Any] = Field(default_factory=dict)
@@ -236,6 +240,10 @@ class RoutingDecision(_Model):
     """The similarity of each of ``experiences``, in the same order."""
     rule: str = ""
     """The rule that fired: ``adapt``, ``strategy_match``, ``domain`` or ``default``."""
+    repeats: list[Experience] = Field(default_factory=list)
+    """Remembered experiences of exactly this task (same content) that did not pass its
+    checks, newest first: the search recalls one searched under the same settings
+    instead of searching again (``RouterConfig.recall_unsolved``)."""
 
 
 class TaskResult(_Model):
@@ -279,5 +287,8 @@ class TaskResult(_Model):
     stats: dict[str, float] = Field(default_factory=dict)
     """The search's own counters (tree search: expansions, nodes, duplicates,
     failures, rollouts, finished nodes, LLM calls)."""
+    settings: str = ""
+    """A digest of the search's settings (strategy, limits, proposer, model): memory
+    recalls an unsolved exact repeat only when they are the same."""
     error: str | None = None
     """Set when the task could not be searched (bad input, infrastructure fault)."""

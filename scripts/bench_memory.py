@@ -121,6 +121,7 @@ async def _run_async(job: dict[str, Any]) -> dict[str, Any]:
         "evaluations": result.evaluations,
         "seconds": result.seconds,
         "route": (result.routing or {}).get("strategy"),
+        "rule": (result.routing or {}).get("rule"),
     }
 
 
@@ -141,6 +142,7 @@ def totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if solved
         else None,
         "routes": {k: sum(r["route"] == k for r in rows) for k in {r["route"] for r in rows}},
+        "rules": {k: sum(r.get("rule") == k for r in rows) for k in {r.get("rule") for r in rows}},
     }
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Verifier
 from atlas_actors.search.base import Proposer
+from atlas_actors.search.mind_evolution import solution_key
 from atlas_actors.types import Candidate, Task, TaskResult
 
 
@@ -54,30 +55,46 @@ def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, A
     first. A doubt demotes the top program's prediction to the second attempt, never
     further: the property may be the train pairs' coincidence (every pair changes
     something, and this test input needs no change)."""
-    rows: list[tuple[float, list[Any], list[Any]]] = []
-    for c in candidates:
+    return attempts_and_sources(candidates, n_tests)[0]
+
+
+def attempts_and_sources(
+    candidates: list[Candidate], n_tests: int
+) -> tuple[list[dict[str, Any]], list[int]]:
+    """:func:`pick_attempts`, and the indices into ``candidates`` of the programs whose
+    predictions were picked, in candidate order (given those programs alone, in that
+    order, the same attempts are picked: what memory keeps of an unsolved task)."""
+    rows: list[tuple[float, list[Any], list[Any], int]] = []
+    for index, c in enumerate(candidates):
         outcome = c.outcome
         if outcome is None or not outcome.answers:
             continue
         exact = outcome.exact_fraction or 0.0
-        rows.append((exact, list(outcome.answers), list(outcome.doubts or [])))
+        rows.append((exact, list(outcome.answers), list(outcome.doubts or []), index))
     attempts: list[dict[str, Any]] = []
+    used: set[int] = set()
     for i in range(n_tests):
         options = [
-            (-exact, bool(doubts[i]) if i < len(doubts) else False, rank, p[i])
-            for rank, (exact, p, doubts) in enumerate(rows)
+            (-exact, bool(doubts[i]) if i < len(doubts) else False, rank, p[i], index)
+            for rank, (exact, p, doubts, index) in enumerate(rows)
             if i < len(p) and p[i] is not None
         ]
-        top = min(options, key=lambda o: (o[0], o[2]))[3] if options else None
+        top = min(options, key=lambda o: (o[0], o[2])) if options else None
         options.sort(key=lambda o: o[:3])
-        grids = [o[3] for o in options]
-        first = grids[0] if grids else [[0]]
-        if top is not None and top != first:
+        first = options[0] if options else None
+        second: tuple[float, bool, int, Any, int] | None
+        if top is not None and first is not None and top[3] != first[3]:
             second = top  # a doubted top prediction: demoted to the second attempt
         else:
-            second = next((g for g in grids if g != first), first)
-        attempts.append({"attempt_1": _plain(first), "attempt_2": _plain(second)})
-    return attempts
+            second = next((o for o in options if first is not None and o[3] != first[3]), first)
+        used.update(o[4] for o in (first, second) if o is not None)
+        attempts.append(
+            {
+                "attempt_1": _plain(first[3] if first else [[0]]),
+                "attempt_2": _plain(second[3] if second else [[0]]),
+            }
+        )
+    return attempts, sorted(used)
 
 
 def _plain(grid: Any) -> list[list[int]]:
@@ -108,7 +125,16 @@ async def report(
     result.program = readable(result.solution)
     env = ARCEnvironment()  # reporting only: a fresh environment reads the test outputs
     await env.reset(task)
-    result.attempts = pick_attempts(candidates, len(env.test_inputs))
+    result.attempts, sources = attempts_and_sources(candidates, len(env.test_inputs))
+    if not result.checks_passed and not result.alternatives:
+        # no program passes every train pair: keep the other programs behind the
+        # attempts, so a recall re-verifies them and picks the same attempts
+        keep = {solution_key(result.solution)}
+        for i in sources:
+            key = solution_key(candidates[i].solution)
+            if key not in keep:
+                keep.add(key)
+                result.alternatives.append(candidates[i].solution)
     if env.has_test_outputs:
         verdict = await env.verify_attempts(
             [[a["attempt_1"], a["attempt_2"]] for a in result.attempts]

@@ -21,6 +21,7 @@ from atlas_actors.cli.common import (
     positive_int,
     prepare_out_dir,
     quantile,
+    router_config,
     routes_of,
     run_id,
     session_of,
@@ -221,6 +222,7 @@ async def run_arc(args: argparse.Namespace) -> int:
         llm=llm,
         memory=memory_path(args),
         memory_reset=args.memory_reset,
+        router=router_config(args),
         run_id=run_id(out_dir),
         # with an evaluation budget, the same answers on any machine: the offline
         # proposer's CPU-time safety nets are lifted (op applications bound its work)

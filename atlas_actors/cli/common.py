@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atlas_actors.config import EngineConfig, LLMConfig
+from atlas_actors.config import EngineConfig, LLMConfig, RouterConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import TaskResult
 
@@ -84,6 +84,17 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
         help="if the store is unreadable or corrupt, move it aside (NAME.corrupt-TIME) "
         "and start a fresh one (otherwise that is an error naming the file)",
     )
+    g.add_argument(
+        "--retry-unsolved",
+        action="store_true",
+        help="search again a task memory holds as searched without success under the "
+        "same settings (default: answer it from memory, re-verifying its best solutions)",
+    )
+
+
+def router_config(args: argparse.Namespace) -> RouterConfig:
+    """The routing the memory flags choose."""
+    return RouterConfig(recall_unsolved=not getattr(args, "retry_unsolved", False))
 
 
 def memory_path(args: argparse.Namespace) -> str | None:

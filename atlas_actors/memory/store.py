@@ -146,6 +146,8 @@ def experience_from_result(
         seconds=max(0.0, result.seconds),
         usage=dict(result.usage),
         edit_families=list(edit_families),
+        settings=result.settings,
+        stopped=result.stopped,
         **extra,
     )
 
@@ -627,6 +629,10 @@ class MemorySystem:
             (task_fingerprint(task),),
         )
         return [_experience(f, b) for f, b in rows]
+
+    async def repeats(self, task: Task) -> list[Experience]:
+        """:meth:`repeats_sync` in a worker thread."""
+        return await anyio.to_thread.run_sync(self.repeats_sync, task)
 
     def get_sync(self, experience_id: str) -> Experience | None:
         """The experience stored under ``experience_id``, or None."""

@@ -23,6 +23,11 @@ The router asks memory for the successful experiences most similar to the task
 Whatever the rule, the decision carries the successful experiences at least
 ``min_seed_similarity`` similar (at most ``max_experiences``, most similar first) for the
 strategy to start from (Mind Evolution's ``memory_init_fraction``, MCTS's first children).
+
+Without a successful exact repeat, the decision also carries memory's experiences of
+exactly this task that did not pass its checks (``repeats``, newest first; with
+``recall_unsolved``): the search answers from one searched under its own settings
+instead of searching again (see :func:`~atlas_actors.search.solve.solve_task`).
 """
 
 from __future__ import annotations
@@ -98,23 +103,34 @@ class EnhancedTaskRouter:
         """The strategy for ``task``, with the similarity, the reason and the experiences."""
         source = memory if memory is not None else self.memory
         found: list[tuple[Experience, float]] = []
+        repeats: list[Experience] = []
         if source is not None:
             try:
                 found = await source.query(task, self._k(), successful_only=True)
+                if self._wants_repeats(found) and hasattr(source, "repeats"):
+                    repeats = await source.repeats(task)
             except (AtlasError, OSError) as e:  # memory is an aid: route without it
                 log.warning("router: memory query for %s failed: %s", task.id, e)
-        return self.decide(task, found, memory=source is not None)
+        return self.decide(task, found, memory=source is not None, repeats=repeats)
 
     def route_sync(self, task: Task, memory: ExperienceSource | None = None) -> RoutingDecision:
         """:meth:`route` for synchronous callers (blocks while memory is queried)."""
         source = memory if memory is not None else self.memory
         found: list[tuple[Experience, float]] = []
+        repeats: list[Experience] = []
         if source is not None:
             try:
                 found = source.query_sync(task, self._k(), successful_only=True)
+                if self._wants_repeats(found) and hasattr(source, "repeats_sync"):
+                    repeats = source.repeats_sync(task)
             except (AtlasError, OSError) as e:
                 log.warning("router: memory query for %s failed: %s", task.id, e)
-        return self.decide(task, found, memory=source is not None)
+        return self.decide(task, found, memory=source is not None, repeats=repeats)
+
+    def _wants_repeats(self, found: Sequence[tuple[Experience, float]]) -> bool:
+        """Unsolved exact repeats matter only for recall, and only when no successful
+        exact repeat was found (that one is adapted)."""
+        return self.config.recall_unsolved and not any(e.success and s >= 1.0 for e, s in found)
 
     def decide(
         self,
@@ -122,13 +138,25 @@ class EnhancedTaskRouter:
         found: Sequence[tuple[Experience, float]],
         *,
         memory: bool = True,
+        repeats: Sequence[Experience] = (),
     ) -> RoutingDecision:
-        """Apply the rules to the experiences memory found (any order; failures ignored)."""
+        """Apply the rules to the experiences memory found (any order; failures ignored).
+        ``repeats``: memory's experiences of exactly this task (any order); the unsolved
+        ones go with the decision, newest first, for recall."""
         cfg = self.config
         solved = sorted(
             ((e, float(s)) for e, s in found if e.success), key=lambda es: es[1], reverse=True
         )
         best = solved[0][1] if solved else 0.0
+        unsolved = (
+            sorted(
+                (e for e in repeats if not e.success and e.domain == task.domain),
+                key=lambda e: e.created_at,
+                reverse=True,
+            )
+            if cfg.recall_unsolved and best < 1.0
+            else []
+        )
         seeds = [(e, s) for e, s in solved if s >= cfg.min_seed_similarity][: cfg.max_experiences]
 
         def decision(strategy: Strategy, rule: str, reason: str) -> RoutingDecision:
@@ -139,6 +167,7 @@ class EnhancedTaskRouter:
                 similarity=min(1.0, max(0.0, best)),
                 experiences=[e for e, _ in seeds],
                 similarities=[min(1.0, max(0.0, s)) for _, s in seeds],
+                repeats=unsolved,
             )
 
         if solved and best >= cfg.similarity_threshold:

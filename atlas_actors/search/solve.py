@@ -103,6 +103,10 @@ async def solve_task(
             (:class:`~atlas_actors.search.direct.DirectSolver`) and hand over to the
             domain's search when none succeeds; the remembered solutions also seed that
             search (Mind Evolution's ``memory_init_fraction``, the tree's first children).
+            Its ``repeats`` (memory's unsolved experiences of exactly this task) are
+            *recalled* when one was searched under these settings (:func:`settings_digest`):
+            its solutions are re-verified and reported without searching again, since
+            the same search would spend its whole budget to find the same answer.
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -115,6 +119,14 @@ async def solve_task(
             chosen = routing.strategy
         remembered = _remembered(task, routing)
         search = chosen if chosen in ("evolutionary", "mcts") else task_strategy(task, spec)
+        settings = settings_digest(
+            search,
+            mcts if search == "mcts" else config,
+            llm,
+            proposer,
+            proposer_options,
+            discriminator if search == "mcts" else None,
+        )
         if search == "mcts":
             if proposer is None:
                 options = dict(proposer_options or {})
@@ -137,7 +149,27 @@ async def solve_task(
             )
             if direct.solved:
                 report = await _direct_report(task, direct, chosen, spec, evaluator)
+                report.settings = settings
                 return _routed(report, routing, start)
+        recalled = _recall(routing, settings)
+        if recalled is not None:
+            assert routing is not None
+            again = await DirectSolver().solve(task, evaluator, [recalled], seed=seed)
+            report = await _direct_report(task, again, "direct", spec, evaluator)
+            report.stopped = "recalled"
+            report.settings = settings
+            if direct is not None:
+                report.evaluations += direct.evaluations
+                report.stats["direct_evaluations"] += direct.evaluations
+            routing = routing.model_copy(
+                update={
+                    "strategy": "direct",
+                    "rule": "recall",
+                    "reason": f"recall: an exact repeat of task {recalled.task.id}, searched "
+                    f"under the same settings without passing its checks ({routing.reason})",
+                }
+            )
+            return _routed(report, routing, start)
         if search == "mcts":
             seeds = [_patch_action(e.solution) for e in remembered if isinstance(e.solution, str)]
             if seeds:
@@ -155,6 +187,7 @@ async def solve_task(
         if direct is not None:
             report.evaluations += direct.evaluations
             report.stats["direct_evaluations"] = direct.evaluations
+        report.settings = settings
     except AtlasError as e:
         return TaskResult(
             task_id=task.id,
@@ -163,6 +196,46 @@ async def solve_task(
             seconds=time.monotonic() - start,
         )
     return _routed(report, routing, start)
+
+
+def settings_digest(
+    search: str,
+    config: Any,
+    llm: LLMConfig | None,
+    proposer: Any,
+    proposer_options: dict[str, Any] | None,
+    discriminator: Any,
+) -> str:
+    """A short digest of what decides a search's course besides the task and its seed:
+    the strategy, its configuration (limits included), the model (endpoint, name,
+    temperature; never the key), a given proposer's or discriminator's class and the
+    proposer options. Memory recalls an unsolved exact repeat only under an equal one."""
+    described = {
+        "search": search,
+        "config": config.model_dump(mode="json") if config is not None else None,
+        "llm": [llm.base_url, llm.model, llm.temperature] if llm is not None else None,
+        "proposer": type(proposer).__qualname__ if proposer is not None else None,
+        "options": proposer_options or {},
+        "discriminator": type(discriminator).__qualname__ if discriminator is not None else None,
+    }
+    text = json.dumps(described, sort_keys=True, default=repr)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def _recall(routing: RoutingDecision | None, settings: str) -> Experience | None:
+    """The newest unsolved exact repeat searched under ``settings`` to the end of its
+    own limits (not cut by an error), with a solution to re-verify; None otherwise."""
+    if routing is None:
+        return None
+    for e in routing.repeats:
+        if (
+            not e.success
+            and e.solution is not None
+            and e.settings == settings
+            and e.stopped not in ("", "recalled")
+        ):
+            return e
+    return None
 
 
 def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]:
@@ -348,7 +421,8 @@ async def _finish(
     out.feedback = best.outcome.feedback
     out.checks_passed = best.outcome.success
     # alternatives: other solutions that pass every visible check, those that answer
-    # differently first (ARC: the program behind the other attempt)
+    # differently first (ARC: the program behind the other attempt; when none passes,
+    # ARC's reporter keeps the programs behind the attempts, for a recall)
     seen = {solution_key(best.solution)}
     passing = [c for c in candidates if c.outcome is not None and c.outcome.success]
     differ = [c for c in passing if c.outcome and c.outcome.answers != best.outcome.answers]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas_actors.arc.environment import load_arc_task
-from atlas_actors.config import MindEvolutionConfig
+from atlas_actors.config import MindEvolutionConfig, RouterConfig
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.memory.session import MemorySession
 from atlas_actors.search.base import NodeView, ProposedAction
@@ -142,3 +142,62 @@ async def test_memory_makes_a_repeat_far_cheaper(tmp_path: Path) -> None:
     assert second.solution == first.solution
     assert second.evaluations <= 4 and first.evaluations >= 10 * second.evaluations
     assert session.routes == {"evolutionary": 1, "adapt": 1}
+
+
+HARD = "3bd67248"  # ARC-AGI-1 training: unsolved by the DSL within 60 evaluations
+
+
+async def test_an_unsolved_repeat_is_recalled_under_the_same_settings(tmp_path: Path) -> None:
+    """A task searched to the end of its budget without passing its checks is remembered
+    with its settings; its exact repeat under the same settings is answered from memory
+    (the best solutions re-verified: a few evaluations, the same attempts), and searched
+    again under other settings or with recall off."""
+    config = MindEvolutionConfig(max_evaluations=60)
+    options = {"cpu_limits": False}
+    path = str(tmp_path / "m.sqlite3")
+    session = await MemorySession(path, run_id="r").open()
+    evaluator = LocalEvaluator()
+    try:
+        first_task = arc_task("first", HARD)
+        first = await solve_task(
+            first_task,
+            evaluator,
+            config=config,
+            routing=await session.route(first_task),
+            proposer_options=options,
+        )
+        await session.remember(first_task, first)
+        repeat = arc_task("repeat", HARD)
+        decision = await session.route(repeat)
+        second = await solve_task(
+            repeat, evaluator, config=config, routing=decision, proposer_options=options
+        )
+        # other settings (a larger budget): searched again
+        more = MindEvolutionConfig(max_evaluations=80)
+        third = await solve_task(
+            repeat, evaluator, config=more, routing=decision, proposer_options=options
+        )
+        # recall off: searched again
+        off = await MemorySession(path, router=RouterConfig(recall_unsolved=False)).open()
+        try:
+            no_recall = await off.route(repeat)
+        finally:
+            off.close()
+        fourth = await solve_task(
+            repeat, evaluator, config=config, routing=no_recall, proposer_options=options
+        )
+    finally:
+        await evaluator.aclose()
+        session.close()
+    assert not first.checks_passed and first.stopped == "evaluations"
+    assert first.settings and first.alternatives  # the programs behind other attempts
+    assert [e.task.id for e in decision.repeats] == ["first"]
+    assert decision.repeats[0].settings == first.settings
+    assert second.stopped == "recalled" and second.strategy == "direct"
+    assert second.routing is not None and second.routing["rule"] == "recall"
+    assert second.evaluations == 1 + len(first.alternatives)
+    assert second.attempts == first.attempts and second.solution == first.solution
+    assert third.stopped == "evaluations" and third.evaluations == 80
+    assert third.settings != first.settings
+    assert no_recall.repeats == [] and fourth.stopped == "evaluations"
+    assert fourth.evaluations == 60

@@ -133,6 +133,26 @@ def test_the_decision_hands_over_the_similar_solved_experiences() -> None:
     assert adapt.strategy == "adapt" and [e.id for e in adapt.experiences] == ["r"]
 
 
+def test_unsolved_exact_repeats_go_with_the_decision_newest_first() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    old, new, solved = exp("old", success=False), exp("new", success=False), exp("ok")
+    old.created_at = datetime(2026, 1, 1, tzinfo=UTC)
+    new.created_at = old.created_at + timedelta(days=1)
+    other_domain = exp("swe", success=False).model_copy(
+        update={"task": Task(id="swe", domain="swe")}
+    )
+    router = EnhancedTaskRouter()
+    task = Task(id="t", domain="arc")
+    decision = router.decide(task, [(exp("a"), 0.5)], repeats=[old, new, solved, other_domain])
+    assert [e.id for e in decision.repeats] == ["new", "old"]  # unsolved, same domain
+    # a successful exact repeat is adapted: nothing to recall
+    adapt = router.decide(task, [(solved, 1.0)], repeats=[old, new, solved])
+    assert adapt.rule == "adapt" and adapt.repeats == []
+    off = EnhancedTaskRouter(config=RouterConfig(recall_unsolved=False))
+    assert off.decide(task, [], repeats=[old, new]).repeats == []
+
+
 def test_without_memory_the_domain_decides() -> None:
     router = EnhancedTaskRouter()
     d = router.route_sync(Task(id="t", domain="swe"))
