@@ -234,6 +234,19 @@ def test_memory_routes_a_second_run_to_what_the_first_found(
     assert summary["routes"] == {"adapt": 2}
 
 
+def test_an_unsolved_task_is_recalled_on_a_second_run_unless_retried(tmp_path: Path) -> None:
+    memory = str(tmp_path / "memory.sqlite3")
+    argv = ["arc", "--no-ray", "--ids", "3bd67248", "--split", "train", "--budget", "60"]
+    argv += ["--seed", "0", "--quiet", "--memory", memory]
+    for run, extra in (("one", []), ("two", []), ("three", ["--retry-unsolved"])):
+        assert run_cli(*argv, "--out", str(tmp_path / run), *extra) == 0
+    [one], [two], [three] = (read_results(tmp_path / r) for r in ("one", "two", "three"))
+    assert not one["checks_passed"] and one["evaluations"] == 60
+    assert two["stopped"] == "recalled" and two["routing"]["rule"] == "recall"
+    assert two["evaluations"] <= 3 and two["attempts"] == one["attempts"]
+    assert three["stopped"] == "evaluations" and three["evaluations"] == 60
+
+
 def test_a_corrupt_memory_file_is_a_clear_error_or_reset(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
