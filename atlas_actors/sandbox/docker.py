@@ -568,14 +568,16 @@ class Container:
         async def get() -> bytes:
             tar = await self._api_container.get_archive(path)
             with tar:
-                for member in tar.getmembers():
-                    if member.isfile():
-                        if member.size > limit_bytes:
-                            raise DockerError(
-                                f"{path} is {member.size} bytes, over the {limit_bytes} limit"
-                            )
-                        f = tar.extractfile(member)
-                        return f.read() if f is not None else b""
+                # the archive of a file holds that file; of a directory, the directory
+                # first and then its contents (which are not ``path``)
+                member = next(iter(tar.getmembers()), None)
+                if member is not None and member.isfile():
+                    if member.size > limit_bytes:
+                        raise DockerError(
+                            f"{path} is {member.size} bytes, over the {limit_bytes} limit"
+                        )
+                    f = tar.extractfile(member)
+                    return f.read() if f is not None else b""
             raise DockerError(f"{path} is not a regular file in the container")
 
         return await self.client.call(f"read {path}", get())

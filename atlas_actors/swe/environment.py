@@ -37,8 +37,10 @@ import anyio
 from atlas_actors.environments.base import TaskHolder
 from atlas_actors.errors import (
     ConfigError,
+    DockerError,
     EnvironmentNotReady,
     InvalidSolutionError,
+    SandboxError,
 )
 from atlas_actors.sandbox.docker import ContainerLimits, DockerClient, ExecResult
 from atlas_actors.swe.actions import (
@@ -74,6 +76,10 @@ from atlas_actors.types import Outcome, Task
 Backend = Literal["docker", "bubblewrap"]
 VisibleTests = Literal["all", "pass_to_pass"]
 """Which graded tests' results a search sees (``score``); ``verify`` always grades all."""
+
+_RESET_FAILED = 97
+"""Exit code of a restore whose ``git reset``/``git clean`` failed (the patch did not
+get to be applied): the tree is broken, so a fresh workspace is started."""
 
 # swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
 _APPLY_CMDS = (
@@ -283,29 +289,49 @@ class SWEEnvironment(TaskHolder):
             cmd, timeout_s=timeout_s or self.command_timeout_s, output_limit_bytes=2_000_000
         )
 
-    async def _diff(self) -> str:
+    def _diff_cmd(self) -> str:
         base = shlex.quote(self.instance.base_commit)
-        r = await self._run(
+        return (
             f"git add -A && git -c core.fileMode=false diff --cached --binary {base}; "
             "rc=$?; git reset -q; exit $rc"
         )
+
+    def _diffed(self, r: ExecResult) -> str:
         if not r.ok:
             raise InvalidSolutionError(f"cannot compute the working-tree diff: {r.output[-2000:]}")
         return r.output
 
+    async def _diff(self) -> str:
+        return self._diffed(await self._run(self._diff_cmd()))
+
     async def _restore(self, patch: str) -> ExecResult | None:
-        """Clean tree at the base commit, then ``patch`` applied; None when it applied."""
+        """Clean tree at the base commit, then ``patch`` applied; None when it applied.
+        One command (the patch travels with it): a tree search restores a state for
+        every action it tries."""
         base = shlex.quote(self.instance.base_commit)
-        r = await self._run(f"git reset -q --hard {base} && git clean -fdxq")
-        if not r.ok:
-            # A broken tree (or a dead container): start from a fresh workspace.
-            await self.workspace.restart()
+        reset = f"{{ git reset -q --hard {base} && git clean -fdxq; }} || exit {_RESET_FAILED}"
+        state = f"{IO_DIR}/state.diff"
+        apply = f"git apply --binary {state}"
         if patch.strip():
-            await self.workspace.write_file(f"{IO_DIR}/state.diff", patch.encode())
-            r = await self._run(f"git apply --binary {IO_DIR}/state.diff")
-            if not r.ok:
-                return r
-        return None
+            r = await self.workspace.run_with_files(
+                {state: patch.encode()},
+                f"{reset}\n{apply}",
+                timeout_s=self.command_timeout_s,
+                output_limit_bytes=2_000_000,
+            )
+        else:
+            r = await self._run(reset)
+        if r.ok:
+            return None
+        if r.exit_code == _RESET_FAILED or r.timed_out:
+            # A broken tree (or a hung git): start from a fresh workspace, then apply.
+            await self.workspace.restart()
+            if not patch.strip():
+                return None
+            await self.workspace.write_file(state, patch.encode())
+            r = await self._run(apply)
+            return None if r.ok else r
+        return r
 
     async def _agent_tree(self) -> None:
         """Make sure the working tree holds the agent's state (after a verify)."""
@@ -470,10 +496,12 @@ class SWEEnvironment(TaskHolder):
         self, act: ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand
     ) -> tuple[str, dict[str, Any]]:
         if isinstance(act, ApplyPatch):
-            await self.workspace.write_file(f"{IO_DIR}/step.diff", act.patch.encode())
-            r = await self._run(
+            r = await self.workspace.run_with_files(
+                {f"{IO_DIR}/step.diff": act.patch.encode()},
                 f"git apply --verbose {IO_DIR}/step.diff || "
-                f"patch --batch --forward -p1 -i {IO_DIR}/step.diff"
+                f"patch --batch --forward -p1 -i {IO_DIR}/step.diff",
+                timeout_s=self.command_timeout_s,
+                output_limit_bytes=2_000_000,
             )
             self._agent_dirty = True
             status = "applied" if r.ok else "patch did not apply"
@@ -531,24 +559,34 @@ class SWEEnvironment(TaskHolder):
     async def _edit(self, act: Edit) -> tuple[str, dict[str, Any]]:
         path = self._path(act.path)
         q = shlex.quote(path)
-        exists = (await self._run(f"test -f {q}")).ok
         if act.old == "":
-            if exists:
+            if (await self._run(f"test -f {q}")).ok:
                 return f"{act.path} exists: give the text to replace", {"ok": False}
             await self._run(f"mkdir -p $(dirname {q})")
             await self.workspace.write_file(path, act.new.encode())
             self._agent_dirty = True
             return f"created {act.path}", {"ok": True}
-        if not exists:
-            return f"no such file: {act.path}", {"ok": False}
-        text = (await self.workspace.read_file(path)).decode("utf-8", errors="surrogateescape")
+        try:
+            raw = await self.workspace.read_file(path)
+        except (DockerError, SandboxError):
+            if not (await self._run(f"test -f {q}")).ok:
+                return f"no such file: {act.path}", {"ok": False}
+            raise
+        text = raw.decode("utf-8", errors="surrogateescape")
         count = text.count(act.old)
         if count != 1:
             what = "not found" if count == 0 else f"found {count} times (add context)"
             return f"the text to replace was {what} in {act.path}", {"ok": False}
         new_text = text.replace(act.old, act.new, 1)
-        await self.workspace.write_file(path, new_text.encode("utf-8", errors="surrogateescape"))
-        self._agent_dirty = True
+        # the new text and the new state's diff in one command (get_state reads it)
+        r = await self.workspace.run_with_files(
+            {path: new_text.encode("utf-8", errors="surrogateescape")},
+            self._diff_cmd(),
+            timeout_s=self.command_timeout_s,
+            output_limit_bytes=2_000_000,
+        )
+        self._agent_patch = self._diffed(r)
+        self._agent_dirty = False
         line = text[: text.index(act.old)].count("\n") + 1
         return f"edited {act.path} at line {line}", {"ok": True, "line": line}
 

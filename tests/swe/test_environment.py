@@ -290,6 +290,9 @@ async def test_each_step_action(
     assert "no such file" in obs
     obs, _, _, info = await env.step(Edit(path=WRAP, old="nothing like this", new="x"))
     assert not info["ok"] and "not found" in obs
+    for missing in ("missing.py", "textkit"):  # no file; a directory
+        obs, _, _, info = await env.step(Edit(path=missing, old="a", new="b"))
+        assert not info["ok"] and obs == f"no such file: {missing}"
     obs, _, _, info = await env.step(RunCommand(command="echo hi; exit 3"))
     assert "hi" in obs and info["exit_code"] == 3
     obs, _, _, info = await env.step(RunCommand(command="sleep 30", timeout_s=1))
