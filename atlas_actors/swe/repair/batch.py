@@ -121,6 +121,10 @@ class TestVerdict(_Model):
     outcome: TestOutcome
     seconds: float = 0.0
     message: str = ""
+    """The failure's ``Type: first line`` (empty when it passed)."""
+    line: int = 0
+    """Where in the test's own file the failure passed last (the failing assertion or
+    call of the test; 0 when no frame of that file is on the traceback)."""
 
     @property
     def passed(self) -> bool:

@@ -15,23 +15,34 @@ For a node (a cumulative patch), the proposer:
    two edits, and a *sibling* edit makes one edit's change at every other suspicious
    line with the same code (:mod:`~atlas_actors.swe.repair.siblings`: one mistake made
    twice, where no single edit moves the tests);
-4. screens the best ``screen`` of them fast (``try_candidates``: one container exec, one
-   fork per candidate: every failing test, then the passing ones up to the first that
-   breaks);
-5. offers only edits that **move the tests**: a candidate's progress is (failing tests
+4. screens the best of them fast (``try_candidates``: one container exec per ``screen``
+   candidates, one fork per candidate: every failing test, then the passing ones up to
+   the first that breaks); each batch also runs the node itself, unchanged, so its
+   failing tests' failures are known in the same interpreter;
+5. offers the edits that **move the tests**: a candidate's progress is (failing tests
    it fixes, passing tests kept before the first regression), and a child must make
-   more progress than its node (the root's is what the base does), so an edit that
-   changes nothing the tests see never becomes a node; among those, edits that pass
-   every test first, then by progress, then by prior. The search then verifies its
-   picks fully (``score``) and spends its budget where the tests move; a node whose
-   edits are all screened without progress has no more ideas.
+   more progress than its node (the root's is what the base does); among those, edits
+   that pass every test first, then by progress, then by prior. Below them come edits
+   that fix no more tests but **move a failing test** (:func:`movement`): it now fails
+   at a later line of the test (an assertion before it passes), or by an assertion
+   where it raised, or the same assertion sees another value, while no failing test
+   goes back and no passing test breaks. They are the first half of a fix whose halves
+   each change nothing the tests count; a node gets at most ``max_moved`` of them, only
+   in answers without an edit that passes every test, and a node reached by such a move
+   screens only its ``moved_screen`` likeliest edits and offers only edits that make
+   progress (no chain of moves). The search then verifies its picks fully (``score``)
+   and spends its budget where the tests move; a node whose edits are all screened
+   without progress or move has no more ideas.
 
 A node's edits are screened when it is first expanded (up to ``first_screen`` of them,
 fewer once enough pass every test), and the ranking is kept: expanding the node again
 offers the next edits without screening again; when they run out, the next ``screen``
-edits are screened. Deterministic: the same node gives the same proposals. Everything the
-environment does runs through a :class:`~atlas_actors.environments.base.Toolbox`
-(``LocalEvaluator`` or the environment actors), so it works with Ray.
+edits are screened. Concurrent calls for one node (the search may expand a node several
+times in one batch) wait for each other, in the order they started: the plan is built and
+screened once and each call gets the next distinct edits. Deterministic: the same node
+gives the same proposals. Everything the environment does runs through a
+:class:`~atlas_actors.environments.base.Toolbox` (``LocalEvaluator`` or the environment
+actors), so it works with Ray.
 """
 
 from __future__ import annotations
@@ -43,6 +54,8 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import anyio
 
 from atlas_actors.environments.base import Toolbox
 from atlas_actors.errors import ConfigError
@@ -87,6 +100,80 @@ Progress = tuple[int, int]
 """(FAIL_TO_PASS tests that pass, PASS_TO_PASS tests that pass before the first that
 fails): larger is closer to a fix."""
 
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_SCRATCH = re.compile(r"atlas-batch-\w+/c\d+")
+_BROKEN = ("timeout", "crashed", "not_found")
+"""Verdicts of a test that did not get to fail by itself (hung, died, not collected)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """How a failing test failed under one candidate (its *failure signature*)."""
+
+    outcome: str
+    """The verdict (``failed``, ``error``, ``timeout``, ...)."""
+    line: int
+    """The line of the test's own file the failure passed last (0: none did)."""
+    assertion: bool
+    """The test failed by an assertion (it ran the code and checked a wrong result), not
+    by an exception of the code or a broken run."""
+    message: str
+    """``Type: first line`` with memory addresses and the candidate's scratch folder
+    blanked (they differ from one candidate to the next)."""
+
+
+def failure_of(verdict: Any) -> Failure:
+    """The failure signature of a test's verdict (a :class:`TestVerdict`)."""
+    message = _SCRATCH.sub("<tmp>", _ADDRESS.sub("0x?", str(verdict.message or "")))
+    outcome = str(verdict.outcome)
+    assertion = outcome == "failed" and message.startswith(("AssertionError", "Failed:"))
+    return Failure(outcome, int(getattr(verdict, "line", 0) or 0), assertion, message)
+
+
+def failures(result: Any, failing: set[str]) -> dict[str, Failure]:
+    """The failure signatures of the failing tests (``failing``) that ran and did not pass
+    under a screened candidate (a :class:`CandidateResult`)."""
+    return {t.test: failure_of(t) for t in result.tests if t.test in failing and not t.passed}
+
+
+MOVED_FURTHER = 2
+"""A failing test got further: it fails at a later line of the test, or by an assertion
+where it raised before at the same line."""
+MOVED_CHANGED = 1
+"""A failing test fails at the same place in the same way, with another message (the
+observed value, the exception's text)."""
+
+
+def movement(before: Mapping[str, Failure], after: Mapping[str, Failure]) -> int:
+    """How a candidate moved the failing tests it did not fix, against its node:
+    :data:`MOVED_FURTHER`, :data:`MOVED_CHANGED`, or 0 (nothing moved, or some test went
+    back: it fails earlier, raises where it asserted, hangs or dies). ``before``: the
+    node's failures; ``after``: the candidate's (a test of ``before`` missing from
+    ``after`` passed or did not run, and counts as not moved here: fixing a test is
+    progress, which is ranked above any move)."""
+    best = 0
+    for test, old in before.items():
+        new = after.get(test)
+        if new is None or new == old:
+            continue
+        if new.outcome in _BROKEN:
+            if old.outcome not in _BROKEN:
+                return 0
+            continue
+        if old.outcome in _BROKEN and new.outcome not in _BROKEN:
+            best = max(best, MOVED_FURTHER)
+            continue
+        place_old, place_new = (old.line, old.assertion), (new.line, new.assertion)
+        if old.line and new.line:
+            if place_new < place_old:
+                return 0
+            best = max(best, MOVED_FURTHER if place_new > place_old else MOVED_CHANGED)
+        elif old.assertion and not new.assertion:
+            return 0
+        else:  # no line of the test to compare: the kind of failure, then the message
+            best = max(best, MOVED_FURTHER if new.assertion > old.assertion else MOVED_CHANGED)
+    return best
+
 
 @dataclass
 class _Screened:
@@ -96,6 +183,8 @@ class _Screened:
     prior: float
     passed: bool
     progress: Progress
+    moved: int = 0
+    """How it moved the node's failing tests without fixing more (see :func:`movement`)."""
 
 
 @dataclass
@@ -105,6 +194,8 @@ class _NodePlan:
     screened: int = 0
     ranked: list[_Screened] = field(default_factory=list)
     """Screened edits not offered yet, best first."""
+    moved_offered: int = 0
+    """Children offered because they moved the failing tests (not more progress)."""
 
 
 class OfflineRepairProposer:
@@ -116,10 +207,16 @@ class OfflineRepairProposer:
         families: operator families to use (default: the whole catalogue).
         max_files: files edited at most (the most suspicious ones).
         max_lines: suspicious lines kept (the highest scores).
-        screen: edits screened per batch (one container exec).
+        screen: candidates screened per batch (one container exec): the node itself
+            (for its failures) and ``screen - 1`` edits.
         first_screen: edits screened when a node is first expanded (fewer when enough
             of them pass every test); later expansions screen more only when the node's
             screened edits run out.
+        max_moved: children a node gets at most for moving its failing tests without
+            fixing one (see :func:`movement`); 0 keeps only edits that make progress.
+        moved_screen: edits screened at most under a node reached by such a move (the
+            likeliest ones: three batches of the default ``screen``); its children must
+            make progress.
         family_boost: multiplies the prior of these families (memory raises the
             families that fixed similar failures).
     """
@@ -133,22 +230,34 @@ class OfflineRepairProposer:
         max_lines: int = 12,
         screen: int = 64,
         first_screen: int = 640,
+        max_moved: int = 0,
+        moved_screen: int = 189,
         family_boost: Mapping[str, float] | None = None,
     ) -> None:
-        if screen < 1 or max_files < 1 or max_lines < 1:
-            raise ConfigError("screen, max_files and max_lines must be at least 1")
+        if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
+            raise ConfigError(
+                "screen must be at least 2, max_files and max_lines at least 1, "
+                "max_moved at least 0"
+            )
         self.toolbox = toolbox
         self.families = list(families) if families is not None else None
         self.max_files = max_files
         self.max_lines = max_lines
         self.screen = screen
         self.first_screen = first_screen
+        self.max_moved = max_moved
+        self.moved_screen = moved_screen
         self.family_boost = dict(family_boost or {})
+        self._locks: dict[tuple[str, str], anyio.Lock] = {}
+        """Per (task, node patch): held while a call builds, screens or pops the plan."""
         self._localized: dict[str, dict[str, dict[int, float]]] = {}
         self._base_texts: dict[tuple[str, str], str | None] = {}
         self._plans: dict[tuple[str, str], _NodePlan] = {}
         self._progress: dict[tuple[str, str], Progress] = {}
         """(task, path of actions) -> the progress of the node they lead to, as screened."""
+        self._moved_only: set[tuple[str, str]] = set()
+        """(task, path of actions) of the nodes whose last edit only moved the failing
+        tests: their children must make progress (no chain of moves without progress)."""
         self._root_progress: dict[str, Progress] = {}
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
@@ -186,6 +295,16 @@ class OfflineRepairProposer:
     ) -> list[ProposedAction]:
         patch = node.solution if isinstance(node.solution, str) else ""
         key = (task.id, solution_key(patch))
+        # Concurrent expansions of one node (``node.slot`` > 0) queue here in the order
+        # they started: the first builds and screens the plan, the next ones wait and get
+        # the next-ranked edits (popped from the plan: distinct from the earlier ones').
+        lock = self._locks.setdefault(key, anyio.Lock())
+        async with lock:
+            return await self._propose(task, node, key, patch, k)
+
+    async def _propose(
+        self, task: Task, node: NodeView, key: tuple[str, str], patch: str, k: int
+    ) -> list[ProposedAction]:
         plan = self._plans.get(key)
         if plan is None:
             suspicious = await self._suspicious(task)
@@ -195,6 +314,9 @@ class OfflineRepairProposer:
                     problems=["fault localisation found no suspicious line in the repository"],
                 )
             plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
+            if (task.id, solution_key(node.actions)) in self._moved_only:
+                # a node reached by a move is a guess: only its likeliest edits are screened
+                plan.edits = plan.edits[: self.moved_screen]
             self._plans[key] = plan
             # screen this node's edits up front (in batches), until ``k`` pass every test
             # or ``first_screen`` are screened: a full verify costs a hundred screens, so
@@ -207,17 +329,37 @@ class OfflineRepairProposer:
         here = self._progress.get((task.id, solution_key(node.actions)))
         if here is None:
             here = self._root_progress.get(task.id, (0, 0)) if not node.actions else (0, 0)
+        path = solution_key(node.actions)
+        may_move = (task.id, path) not in self._moved_only
         out: list[ProposedAction] = []
+        passing = False
         while len(out) < k:
             while plan.ranked and len(out) < k:
-                s = plan.ranked.pop(0)
-                if solution_key(s.action) in tried or not (s.passed or s.progress > here):
+                s = plan.ranked[0]
+                made = s.passed or s.progress > here
+                moved = (
+                    not made and may_move and s.moved > 0 and plan.moved_offered < self.max_moved
+                )
+                if moved and passing:
+                    # edits that only move the failing tests (ranked after every edit
+                    # that makes progress) wait while this answer has one that passes
+                    return out
+                plan.ranked.pop(0)
+                if not (made or moved) or solution_key(s.action) in tried:
                     continue
-                self._progress[(task.id, solution_key([*node.actions, s.action]))] = s.progress
+                passing = passing or s.passed
+                to = (task.id, solution_key([*node.actions, s.action]))
+                self._progress[to] = s.progress
+                if moved:
+                    plan.moved_offered += 1
+                    self._moved_only.add(to)
                 out.append(
                     ProposedAction(
                         action=s.action,
-                        prior=(1.0 if s.passed else 0.0) + 0.1 * s.progress[0] + s.prior,
+                        prior=(1.0 if s.passed else 0.0)
+                        + 0.1 * s.progress[0]
+                        + (0.02 * s.moved if moved else 0.0)
+                        + s.prior,
                         label=s.label,
                         source=SOURCE_PREFIX + s.family,
                     )
@@ -293,10 +435,18 @@ class OfflineRepairProposer:
         return edits
 
     async def _screen(self, task: Task, node: NodeView, patch: str, plan: _NodePlan) -> None:
-        """Screen the next batch of ``plan``'s edits and rank them into ``plan.ranked``."""
+        """Screen the next batch of ``plan``'s edits and rank them into ``plan.ranked``.
+
+        The batch starts with the node itself (its changed files, no edit): how its
+        failing tests fail, in the same exec as the edits (the same interpreter, hash seed
+        and scratch layout), is what an edit's :func:`movement` is measured against."""
         from atlas_actors.swe.repair.batch import CandidatePatch
 
-        batch, plan.edits = plan.edits[: self.screen], plan.edits[self.screen :]
+        # with moves on, the batch starts with the node itself (its failures, for
+        # :func:`movement`); with them off, the screen ranks edits by progress alone
+        lead = 1 if self.max_moved > 0 else 0
+        size = self.screen - lead
+        batch, plan.edits = plan.edits[:size], plan.edits[size:]
         plan.screened += len(batch)
         changed = patch_paths(patch)
         current = (
@@ -305,15 +455,20 @@ class OfflineRepairProposer:
             else {}
         )
         candidates = [
-            CandidatePatch(files={**current, e.path: e.new_text}, label=e.label) for e in batch
+            *([CandidatePatch(files=dict(current), label="node")] if lead else []),
+            *(CandidatePatch(files={**current, e.path: e.new_text}, label=e.label) for e in batch),
         ]
         results = await self.toolbox.invoke(task, "try_candidates", candidates=candidates)
+        node_result, results = (results[0], results[1:]) if lead else (None, results)
         f2p = await self._failing_tests(task)
+        node_ran = node_result is not None and node_result.applied and node_result.compiled
+        node_failures = failures(node_result, f2p) if node_ran else {}
+        node_progress = _progress_of(node_result, f2p) if node_ran else (0, 0)
         before = self.screened.get(task.id, 0)
         self.screened[task.id] = before + len(batch)
         for n, res in enumerate(results):
             if res.passed and task.id not in self.first_passing:
-                self.first_passing[task.id] = (before + n + 1, dict(candidates[n].files))
+                self.first_passing[task.id] = (before + n + 1, dict(candidates[n + lead].files))
             if res.passed and res.patch:
                 found = self.passing_diffs.setdefault(task.id, [])
                 if res.patch not in found:
@@ -323,15 +478,18 @@ class OfflineRepairProposer:
             if not res.applied or not res.compiled:
                 continue
             progress = _progress_of(res, f2p)
+            moved = 0
+            if node_failures and progress >= node_progress:
+                moved = movement(node_failures, failures(res, f2p))
             action = {"kind": "apply_patch", "patch": edit.diff}
-            s = _Screened(action, edit.label, edit.family, edit.prior, res.passed, progress)
+            s = _Screened(action, edit.label, edit.family, edit.prior, res.passed, progress, moved)
             if res.passed:
                 self.passing.setdefault(task.id, set()).add(solution_key([patch, edit.diff]))
             screened.append(s)
         # the best first; earlier screens' leftovers stay ahead only when they are better
         plan.ranked = sorted(
             [*plan.ranked, *screened],
-            key=lambda s: (not s.passed, -s.progress[0], -s.progress[1], -s.prior),
+            key=lambda s: (not s.passed, -s.progress[0], -s.progress[1], -s.moved, -s.prior),
         )
 
 

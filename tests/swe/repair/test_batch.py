@@ -113,6 +113,9 @@ async def test_verdicts_in_order_and_files_restored(
     failure = breaks.first_failure
     assert failure is not None and failure.test == "tests/test_wrap.py::test_slugify"
     assert failure.outcome == "failed" and "hello_world" in failure.message
+    # where in the test it failed: its assertion's line in the test file
+    test_lines = base_text(inst, "tests/test_wrap.py").splitlines()
+    assert test_lines[failure.line - 1].strip().startswith('assert slugify("Hello, World!")')
     assert breaks.tests[-1] is failure and all(t.passed for t in breaks.tests[:-1])
     assert breaks.not_run == tests[len(breaks.tests) :] and breaks.patch is None
     # Not compiling: no test ran.

@@ -197,6 +197,7 @@ class BatchPlugin(trace.StateHooks):
                 "outcome": state.outcome,
                 "seconds": round(state.seconds, 6),
                 "message": state.message,
+                "line": state.line,
             },
         )
         stops = self.index.get(nodeid, -1) >= self.keep_going
@@ -640,12 +641,15 @@ class Worker:
                 break
         return [verdicts[i] for i in sorted(verdicts)], "; ".join(notes)
 
-    def _verdict(self, i: int, outcome: str, message: str, seconds: float = 0.0) -> dict[str, Any]:
+    def _verdict(
+        self, i: int, outcome: str, message: str, seconds: float = 0.0, line: int = 0
+    ) -> dict[str, Any]:
         return {
             "test": self.tests[i],
             "outcome": outcome,
             "seconds": round(seconds, 6),
             "message": message[:500],
+            "line": line,
         }
 
     def _run_child(
@@ -733,7 +737,11 @@ class Worker:
                         current = None
                         if 0 <= i < len(self.tests):
                             verdicts[i] = self._verdict(
-                                i, info["outcome"], info["message"], float(info["seconds"])
+                                i,
+                                info["outcome"],
+                                info["message"],
+                                float(info["seconds"]),
+                                int(info.get("line") or 0),
                             )
                             decided = decided or (
                                 self.fail_fast

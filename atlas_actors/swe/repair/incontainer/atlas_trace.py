@@ -113,6 +113,20 @@ def _frames(exc: BaseException | None, files: RepoFiles) -> list[tuple[str, int]
     return out
 
 
+def test_line(exc: BaseException | None, test_file: str) -> int:
+    """The line of ``test_file`` where ``exc`` passed last (the innermost frame of the
+    traceback in that file: the statement of the test that failed); 0 when none is."""
+    if exc is None or not test_file:
+        return 0
+    line = 0
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == test_file:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
 def describe(exc: BaseException | None) -> str:
     """``Type: message`` of an exception, cut to a few hundred characters."""
     if exc is None:
@@ -135,10 +149,13 @@ class TestState:
         self.seconds = 0.0
         self.message = ""
         self.tb: list[tuple[str, int]] = []
+        self.line = 0
+        """The line of the test's own file where the failure passed last (0: none)."""
         self.reported = False
 
-    def exception(self, call: Any, files: RepoFiles) -> None:
-        """Keep the first failing phase's exception (from ``pytest_runtest_makereport``)."""
+    def exception(self, call: Any, files: RepoFiles, test_file: str = "") -> None:
+        """Keep the first failing phase's exception (from ``pytest_runtest_makereport``);
+        ``test_file``: the test's file as its code objects name it (for :attr:`line`)."""
         excinfo = getattr(call, "excinfo", None)
         if excinfo is None or self.message:
             return
@@ -146,6 +163,7 @@ class TestState:
         if isinstance(exc, BaseException) and type(exc).__name__ not in ("Skipped", "XFailed"):
             self.message = describe(exc)
             self.tb = _frames(exc, files)
+            self.line = test_line(exc, test_file)
 
     def report(self, report: Any) -> None:
         """Fold one phase's report into the outcome (``pytest_runtest_logreport``)."""
@@ -186,7 +204,8 @@ class StateHooks:
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         state = self.states.get(item.nodeid)
         if state is not None:
-            state.exception(call, self.files)
+            code = getattr(getattr(item, "obj", None), "__code__", None)
+            state.exception(call, self.files, getattr(code, "co_filename", "") or "")
 
     def pytest_runtest_logreport(self, report: Any) -> None:
         state = self.states.get(report.nodeid)
