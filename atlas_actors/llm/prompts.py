@@ -145,14 +145,23 @@ def render_feedback(
 # -- the conversations -------------------------------------------------------------------------
 
 
-def initial_messages(task_text: str) -> list[Message]:
-    """Write a first program for the puzzle."""
+def initial_messages(task_text: str, examples: Sequence[str] = ()) -> list[Message]:
+    """Write a first program for the puzzle (``examples``: programs, as Python source,
+    that solved similar puzzles before, shown as possible starting points)."""
+    shown = ""
+    if examples:
+        blocks = "\n\n".join(render_program(e) for e in examples)
+        shown = (
+            "# Programs that solved similar puzzles before\n"
+            "They may not fit this puzzle; reuse what applies.\n\n"
+            f"{blocks}\n\n"
+        )
     return [
         {"role": "system", "content": SOLVER_SYSTEM},
         {
             "role": "user",
             "content": (
-                f"{task_text}\n\n"
+                f"{task_text}\n\n{shown}"
                 "Find the transformation that maps every train input to its output, "
                 "then write `transform(grid)`."
             ),

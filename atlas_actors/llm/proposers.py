@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import random
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 import anyio.to_thread
@@ -40,6 +41,8 @@ _REQUEST_SPECIFIC = frozenset({400, 413, 422})
 proposal is skipped instead of failing the search."""
 
 
+MAX_EXAMPLES = 3
+"""Remembered programs shown at most in a first prompt (:meth:`initial_with_examples`)."""
 SAMPLE_SLOTS = 64
 """Sample indices one proposer call may use, from its drawn base index."""
 
@@ -165,6 +168,24 @@ class LLMProgramProposer(AsyncResource):
             return []
         view = await self._view(task)
         texts = await self._ask(task, prompts.initial_messages(view.text), n, rng)
+        return self._programs(texts)
+
+    async def initial_with_examples(
+        self, task: Task, n: int, rng: random.Random, examples: Sequence[Any]
+    ) -> list[Any]:
+        """:meth:`initial`, with programs that solved similar tasks in the prompt (DSL
+        programs shown as Python; each once; at most :data:`MAX_EXAMPLES`)."""
+        if n < 1:
+            return []
+        from atlas_actors.arc.domain import readable
+
+        shown: list[str] = []
+        for text in (readable(e) for e in examples):
+            if text and text.strip() not in {s.strip() for s in shown}:
+                shown.append(text)
+        shown = shown[:MAX_EXAMPLES]
+        view = await self._view(task)
+        texts = await self._ask(task, prompts.initial_messages(view.text, shown), n, rng)
         return self._programs(texts)
 
     async def mutate(

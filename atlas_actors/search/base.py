@@ -32,6 +32,9 @@ class Proposer(Protocol):
     """How many children one mutate/crossover call should ask for (1 for LLMs;
     more for cheap offline proposers)."""
 
+    # Optional: ``initial_with_examples(task, n, rng, examples)``: ``initial`` shown the
+    # remembered solutions of similar tasks (Mind Evolution calls it when memory has
+    # any; the LLM proposer puts them in its first prompt).
     # Optional: ``max_concurrent_calls: int | None``. A CPU-bound proposer sets it to 1:
     # the search then runs its calls one at a time and checks the time limit between
     # them, so a deadline is overrun by at most one call. LLM proposers leave it unset.

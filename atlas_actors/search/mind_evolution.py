@@ -220,7 +220,14 @@ class MindEvolutionSearch:
         total = cfg.islands * cfg.population_size
         n_memory = min(len(initial), int(cfg.memory_init_fraction * total))
         memory = [(s, "memory") for s in list(initial)[:n_memory]]
-        fresh = await self.proposer.initial(task, total - n_memory, derive_rng(seed, "init"))
+        # a proposer that can be shown the remembered solutions (an LLM: as examples in
+        # its first prompt) gets them; the others propose as they would without memory
+        with_examples = getattr(self.proposer, "initial_with_examples", None)
+        rng = derive_rng(seed, "init")
+        if initial and with_examples is not None:
+            fresh = await with_examples(task, total - n_memory, rng, list(initial))
+        else:
+            fresh = await self.proposer.initial(task, total - n_memory, rng)
         first = await self._evaluate(
             task,
             [*memory, *((s, "init") for s in fresh)],

@@ -96,6 +96,46 @@ async def test_initial_prompt_shows_train_pairs_and_test_inputs_never_test_outpu
     assert usage.samples == 3
 
 
+async def test_remembered_programs_are_examples_in_the_first_prompt() -> None:
+    dsl = ["rot180", "x"]  # a remembered DSL program: shown as Python
+    async with (
+        FakeLLMServer(lambda r: _answer(RIGHT)) as server,
+        LLMProgramProposer(LLMClient(_config(server))) as proposer,
+    ):
+        programs = await proposer.initial_with_examples(
+            TASK, 2, random.Random(0), [WRONG, dsl, WRONG + "\n", RIGHT]
+        )
+        plain = await proposer.initial(TASK, 2, random.Random(0))
+    assert programs == plain == [RIGHT] * 2
+    shown, alone = server.log[0].text, server.log[1].text
+    assert "Programs that solved similar puzzles before" in shown
+    assert WRONG in shown and "def transform" in shown.split(WRONG, 1)[1]
+    assert '["rot180", "x"]' not in shown  # the DSL program is rendered as Python
+    # each once (the copy with a trailing newline is the same program): all three fit
+    assert shown.count("```python") - alone.count("```python") == 3 and RIGHT in shown
+    assert "similar puzzles" not in alone
+
+
+async def test_mind_evolution_shows_remembered_programs_to_the_llm() -> None:
+    from atlas_actors.environments.local import LocalEvaluator
+    from atlas_actors.search.mind_evolution import MindEvolutionSearch
+
+    config = MindEvolutionConfig(islands=1, population_size=2, generations=1)
+    evaluator = LocalEvaluator()
+    try:
+        async with (
+            FakeLLMServer(lambda r: _answer(RIGHT)) as server,
+            make_llm_proposer(_config(server)) as proposer,
+        ):
+            await MindEvolutionSearch(proposer, evaluator, config).search(
+                TASK, seed=0, initial=[WRONG]
+            )
+            first = server.log[0].text
+    finally:
+        await evaluator.aclose()
+    assert "Programs that solved similar puzzles before" in first and WRONG in first
+
+
 async def test_mutate_is_a_critic_turn_then_an_author_turn() -> None:
     def respond(req: ChatRequest) -> str:
         if req.system == prompts.CRITIC_SYSTEM:
