@@ -14,6 +14,9 @@ Two measurements, side by side in one run:
    server saw in flight at once (target: >= 16; the search must not wait on one call at
    a time), and the time-weighted mean from the first request to the last answer.
 
+With ``--pipeline`` both parts run the pipelined search (``SWESearchConfig.pipeline``:
+the next node is selected as each expansion ends, not after the whole batch).
+
 Both parts let a node take as many children as a batch has expansions (``max_children``
 = ``--parallel``, at least 3), so a fresh root fills a whole batch.
 
@@ -82,6 +85,7 @@ async def one_run(
     wrong: int,
     parallel: int,
     backend: str,
+    pipeline: bool = False,
 ) -> dict[str, float]:
     env: dict[str, Any] = {"backend": backend, "eval_timeout_s": 300}
     async with FakeLLMServer(scripted(instances, wrong), latency=latency) as server:
@@ -94,6 +98,7 @@ async def one_run(
                     max_expansions=wrong + 4,
                     parallel_expansions=parallel,
                     max_children=max(3, parallel),  # a fresh root can take a whole batch
+                    pipeline=pipeline,
                     children_per_expansion=1,
                     rollout_depth=0,
                 ),
@@ -151,6 +156,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                         wrong=args.wrong,
                         parallel=4,
                         backend=args.backend,
+                        pipeline=args.pipeline,
                     )
                 )
             out["scaling"][actors] = median_of(rows)
@@ -167,6 +173,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 wrong=args.wrong,
                 parallel=args.parallel,
                 backend=args.backend,
+                pipeline=args.pipeline,
             )
             for _ in range(args.runs)
         ]
@@ -185,6 +192,11 @@ def main() -> int:
     p.add_argument("--latency", type=float, default=1.0, help="model latency, part 2")
     p.add_argument("--parallel", type=int, default=4, help="parallel expansions, part 2")
     p.add_argument("--backend", choices=["docker", "bubblewrap"], default="docker")
+    p.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="pipelined tree search (SWESearchConfig.pipeline) in both parts",
+    )
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args()
     out = anyio.run(main_async, args)

@@ -112,6 +112,13 @@ def add_parser(sub: Any) -> None:
         help="nodes expanded and tested at once per instance (default: 4)",
     )
     s.add_argument(
+        "--pipeline",
+        action="store_true",
+        help="keep --parallel expansions running, selecting the next node as each ends "
+        "(more in flight; the tree then depends on timing: a seeded run is not "
+        "reproducible)",
+    )
+    s.add_argument(
         "--rollout-depth",
         type=int,
         metavar="N",
@@ -219,6 +226,7 @@ def search_settings(args: argparse.Namespace, proposer: str) -> SWESearchConfig:
         children_per_expansion=children,
         max_children=max(3, children),
         parallel_expansions=args.parallel,
+        pipeline=args.pipeline,
         max_cost=args.max_cost,
     )
 

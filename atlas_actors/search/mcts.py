@@ -270,6 +270,8 @@ class SWESearch:
         run = _Run(self, task, seed, Path(tree_path) if tree_path is not None else None)
         await run.start()
         cfg = self.config
+        if cfg.pipeline:
+            return await run.finish(await self._pipelined(run))
         stopped: StopReason | None = None
         while True:
             stopped = run.stop_reason()
@@ -308,6 +310,57 @@ class SWESearch:
                 stopped = "time"
                 break
         return await run.finish(stopped)
+
+    async def _pipelined(self, run: _Run) -> StopReason:
+        """The search with ``pipeline``: ``parallel_expansions`` expansions always
+        running; each is integrated as it ends (in completion order) and the next node
+        is selected at once. Each integration counts as an iteration."""
+        cfg = self.config
+        task = run.task
+        policy = run.policy
+        send, receive = anyio.create_memory_object_stream[tuple[int, int, _Expansion]](
+            max_buffer_size=cfg.parallel_expansions
+        )
+        running = 0
+        picks = run.stats.iterations  # numbers the picks (their RNGs), resumed or not
+
+        async def expand(pick: int, node_id: int, slot: int) -> None:
+            exp = await run.expand(node_id, pick, slot)
+            await send.send((pick, node_id, exp))
+
+        stopped: StopReason | None = None
+        with anyio.move_on_after(run.time_left()) as scope:
+            async with anyio.create_task_group() as tg:
+                while True:
+                    stopped = run.stop_reason()
+                    if stopped is not None:
+                        break
+                    room = cfg.max_expansions - run.stats.expansions - running
+                    while running < min(cfg.parallel_expansions, room):
+                        node_id = policy.select(run.nodes)
+                        if node_id is None:
+                            break
+                        slot = policy.pending.get(node_id, 0)
+                        policy.add_virtual_loss(run.nodes, node_id)
+                        tg.start_soon(expand, picks, node_id, slot)
+                        picks += 1
+                        running += 1
+                    if running == 0:
+                        stopped = "exhausted"
+                        break
+                    pick, node_id, exp = await receive.receive()
+                    running -= 1
+                    policy.remove_virtual_loss(run.nodes, node_id)
+                    run.integrate(node_id, exp, pick)
+                    run.stats.iterations += 1
+                    await run.save()
+                    if self.progress is not None:
+                        self.progress(task.id, run.stats.model_copy())
+                tg.cancel_scope.cancel()  # expansions still running are not integrated
+        policy.clear()
+        if scope.cancelled_caught:
+            return "time"
+        return stopped or "exhausted"
 
 
 class _Run:

@@ -338,6 +338,22 @@ class TreePolicy:
             self.add_virtual_loss(nodes, picked)
         return batch
 
+    def remove_virtual_loss(self, nodes: Sequence[MCTSNode], node_id: int) -> None:
+        """Undo one :meth:`add_virtual_loss` of ``node_id`` (its expansion was integrated)."""
+        left = self.pending.get(node_id, 0) - 1
+        if left > 0:
+            self.pending[node_id] = left
+        else:
+            self.pending.pop(node_id, None)
+        at: int | None = node_id
+        while at is not None:
+            v = self.virtual.get(at, 0.0) - self.config.virtual_loss
+            if v > 1e-9:
+                self.virtual[at] = v
+            else:
+                self.virtual.pop(at, None)
+            at = nodes[at].parent
+
     @staticmethod
     def slots(batch: Sequence[int]) -> list[int]:
         """For each pick of ``batch``: how many earlier picks chose the same node."""

@@ -116,3 +116,14 @@ def test_clear_errors_for_bad_flag_combinations(instances_file: Path, tmp_path: 
     assert _run([*base, "--proposer", "llm"]) == 2  # no endpoint
     assert _run([*base, "--tests", "hidden"]) == 2  # offline needs the failing tests
     assert _run([*base, "--ids", "nope"]) == 2
+
+
+def test_search_flags_become_the_search_settings() -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.swe_search import search_settings
+
+    argv = ["swe", "--instances", "x.jsonl", "--out", "o", "--parallel", "6"]
+    plain = search_settings(build_parser().parse_args(argv), "llm")
+    piped = search_settings(build_parser().parse_args([*argv, "--pipeline"]), "llm")
+    assert plain.parallel_expansions == piped.parallel_expansions == 6
+    assert not plain.pipeline and piped.pipeline

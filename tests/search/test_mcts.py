@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import random
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 
 from atlas_actors.config import SWESearchConfig
 from atlas_actors.errors import ConfigError
-from atlas_actors.search.base import ValueEstimate
+from atlas_actors.search.base import NodeView, ProposedAction, ValueEstimate
 from atlas_actors.search.discriminator import Discriminator
 from atlas_actors.search.mcts import (
     MCTSNode,
@@ -23,6 +24,7 @@ from atlas_actors.search.mcts import (
     TreePolicy,
     action_key,
 )
+from atlas_actors.types import Task
 from tests.helpers.toy_search import (
     SUBMIT,
     CostlyProposer,
@@ -593,6 +595,71 @@ async def test_a_young_tree_fills_the_batch_with_alternatives_of_its_root() -> N
     assert {v.node_id for v in proposer.views} == {"0"}
     # each repeat drew its own sample: the three expansions did not all propose alike
     assert len(result.tree.nodes[0].children) >= 2
+
+
+class _OneSlowCall(RandomEditProposer):
+    """The first call takes ``slow_s``; counts the calls started while it runs."""
+
+    def __init__(self, slow_s: float) -> None:
+        super().__init__(["a = 1", "b = 2", "c = 3", "c = 4", "b = 0"], submit_rate=0.0)
+        self.slow_s = slow_s
+        self.slow_running = False
+        self.started_meanwhile = 0
+
+    async def propose(
+        self, task: Task, node: NodeView, k: int, rng: random.Random
+    ) -> list[ProposedAction]:
+        first = self.calls == 0
+        if self.slow_running:
+            self.started_meanwhile += 1
+        out = await super().propose(task, node, k, rng)
+        if first:
+            self.slow_running = True
+            await anyio.sleep(self.slow_s)
+            self.slow_running = False
+        else:
+            await anyio.sleep(0.01)
+        return out
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+async def test_a_pipelined_search_does_not_wait_for_a_slow_expansion(pipeline: bool) -> None:
+    proposer = _OneSlowCall(slow_s=1.0)
+    cfg = SWESearchConfig(
+        parallel_expansions=4,
+        max_children=4,
+        max_expansions=20,
+        stop_on_success=False,
+        rollout_depth=0,
+        pipeline=pipeline,
+    )
+    search = SWESearch(proposer, ToyStepper(), ToyEvaluator(), Discriminator(), cfg)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stats.expansions == 20 and result.stopped == "expansions"
+    if pipeline:
+        # the other three slots went on expanding while the slow call ran
+        assert proposer.started_meanwhile >= 10
+        assert result.stats.iterations == 20  # one integration at a time
+    else:
+        # a batch waits for its slowest expansion: nothing new starts meanwhile
+        assert proposer.started_meanwhile == 3  # the rest of the first batch
+    tree = result.tree.nodes
+    for node in tree:  # a well-formed tree: every child knows its parent
+        assert all(tree[c].parent == node.id for c in node.children)
+    assert len({n.key for n in tree}) == len(tree)  # the seen-state table held
+
+
+async def test_a_pipelined_search_stops_on_success_and_on_time() -> None:
+    proposer = ScriptedProposer({START: [WRONG, RIGHT]})
+    search, _, _ = _search(proposer, pipeline=True, rollout_depth=0)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stopped == "success" and result.solved
+    slow = _OneSlowCall(slow_s=5.0)
+    cfg = SWESearchConfig(pipeline=True, time_limit_s=0.5, stop_on_success=False)
+    timed = SWESearch(slow, ToyStepper(), ToyEvaluator(), Discriminator(), cfg)
+    with anyio.fail_after(4):
+        out = await timed.search(toy_task(START, TARGET), seed=0)
+    assert out.stopped == "time" and out.stats.expansions > 0
 
 
 async def test_parallel_expansions_run_at_once() -> None:
