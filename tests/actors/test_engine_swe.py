@@ -23,14 +23,16 @@ BUG = "        elif len(current) + 1 + len(word) < width:"
 FIX = "        elif len(current) + 1 + len(word) <= width:"
 
 
-def model() -> Any:
-    """Five harmless wrong edits (a comment each: the tests still fail), then the fix."""
+def model(until: list[str] | None = None) -> Any:
+    """Five harmless wrong edits (a comment each: the tests still fail), then the fix;
+    with ``until``, wrong edits also while it holds fewer than two entries (the search
+    cannot end before the test has done what it waits for)."""
     calls = 0
 
     def reply(req: ChatRequest) -> str:
         nonlocal calls
         calls += 1
-        if calls <= 5:
+        if calls <= 5 or (until is not None and len(until) < 2):
             action = {"kind": "edit", "path": WRAP, "old": BUG, "new": f"{BUG}  # try {calls}"}
         else:
             action = {"kind": "edit", "path": WRAP, "old": BUG, "new": FIX}
@@ -41,13 +43,14 @@ def model() -> Any:
 
 async def test_killed_actors_are_replaced_mid_search(ray_session: Any, tmp_path: Path) -> None:
     [inst] = load_example_instances(["textkit"])
-    async with FakeLLMServer(model(), latency=0.3) as server:
+    killed: list[str] = []
+    async with FakeLLMServer(model(until=killed), latency=0.3) as server:
         config = EngineConfig(
             workers=2,
             discriminators=1,
             llm=LLMConfig(base_url=server.base_url, api_key_env=None, max_retries=0),
             mcts=SWESearchConfig(
-                max_expansions=12, parallel_expansions=2, children_per_expansion=1
+                max_expansions=40, parallel_expansions=2, children_per_expansion=1
             ),
             environment_options={"swe": {"backend": "bubblewrap", "eval_timeout_s": 120}},
             proposer_options={"swe": {"mode": "llm"}},
@@ -55,7 +58,6 @@ async def test_killed_actors_are_replaced_mid_search(ray_session: Any, tmp_path:
             call_timeout_s=180,
         )
         async with Engine(config) as engine:
-            killed: list[str] = []
 
             async def killer() -> None:
                 while True:  # once the tree has grown, kill one actor of each pool
@@ -70,6 +72,7 @@ async def test_killed_actors_are_replaced_mid_search(ray_session: Any, tmp_path:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(killer)
                 result = await engine.solve(inst.to_task())
+                tg.cancel_scope.cancel()  # a search that ended first fails below, not hangs
             stats = await engine.stats()
     assert killed == ["environment", "discriminator"]
     assert result.error is None and result.solved is True and result.strategy == "mcts"
