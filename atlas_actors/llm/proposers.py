@@ -164,11 +164,7 @@ class LLMProgramProposer(AsyncResource):
 
     async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         """About ``n`` first programs from the train pairs and test inputs."""
-        if n < 1:
-            return []
-        view = await self._view(task)
-        texts = await self._ask(task, prompts.initial_messages(view.text), n, rng)
-        return self._programs(texts)
+        return await self.initial_with_examples(task, n, rng, ())
 
     async def initial_with_examples(
         self, task: Task, n: int, rng: random.Random, examples: Sequence[Any]
@@ -180,10 +176,11 @@ class LLMProgramProposer(AsyncResource):
         from atlas_actors.arc.domain import readable
 
         shown: list[str] = []
+        seen: set[str] = set()
         for text in (readable(e) for e in examples):
-            if text and text.strip() not in {s.strip() for s in shown}:
+            if text and text.strip() not in seen and len(shown) < MAX_EXAMPLES:
+                seen.add(text.strip())
                 shown.append(text)
-        shown = shown[:MAX_EXAMPLES]
         view = await self._view(task)
         texts = await self._ask(task, prompts.initial_messages(view.text, shown), n, rng)
         return self._programs(texts)

@@ -154,7 +154,7 @@ class EnhancedTaskRouter:
                 key=lambda e: e.created_at,
                 reverse=True,
             )
-            if cfg.recall_unsolved and best < 1.0
+            if self._wants_repeats(found)
             else []
         )
         seeds = [(e, s) for e, s in solved if s >= cfg.min_seed_similarity][: cfg.max_experiences]

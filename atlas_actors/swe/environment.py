@@ -289,6 +289,12 @@ class SWEEnvironment(TaskHolder):
             cmd, timeout_s=timeout_s or self.command_timeout_s, output_limit_bytes=2_000_000
         )
 
+    async def _run_with(self, files: Mapping[str, bytes], cmd: str) -> ExecResult:
+        """:meth:`_run` with ``files`` written first, in the same container call."""
+        return await self.workspace.run_with_files(
+            files, cmd, timeout_s=self.command_timeout_s, output_limit_bytes=2_000_000
+        )
+
     def _diff_cmd(self) -> str:
         base = shlex.quote(self.instance.base_commit)
         return (
@@ -313,12 +319,7 @@ class SWEEnvironment(TaskHolder):
         state = f"{IO_DIR}/state.diff"
         apply = f"git apply --binary {state}"
         if patch.strip():
-            r = await self.workspace.run_with_files(
-                {state: patch.encode()},
-                f"{reset}\n{apply}",
-                timeout_s=self.command_timeout_s,
-                output_limit_bytes=2_000_000,
-            )
+            r = await self._run_with({state: patch.encode()}, f"{reset}\n{apply}")
         else:
             r = await self._run(reset)
         if r.ok:
@@ -328,8 +329,7 @@ class SWEEnvironment(TaskHolder):
             await self.workspace.restart()
             if not patch.strip():
                 return None
-            await self.workspace.write_file(state, patch.encode())
-            r = await self._run(apply)
+            r = await self._run_with({state: patch.encode()}, apply)
             return None if r.ok else r
         return r
 
@@ -496,12 +496,10 @@ class SWEEnvironment(TaskHolder):
         self, act: ApplyPatch | Edit | ViewFile | ListFiles | Search | RunCommand
     ) -> tuple[str, dict[str, Any]]:
         if isinstance(act, ApplyPatch):
-            r = await self.workspace.run_with_files(
+            r = await self._run_with(
                 {f"{IO_DIR}/step.diff": act.patch.encode()},
                 f"git apply --verbose {IO_DIR}/step.diff || "
                 f"patch --batch --forward -p1 -i {IO_DIR}/step.diff",
-                timeout_s=self.command_timeout_s,
-                output_limit_bytes=2_000_000,
             )
             self._agent_dirty = True
             status = "applied" if r.ok else "patch did not apply"
@@ -579,11 +577,8 @@ class SWEEnvironment(TaskHolder):
             return f"the text to replace was {what} in {act.path}", {"ok": False}
         new_text = text.replace(act.old, act.new, 1)
         # the new text and the new state's diff in one command (get_state reads it)
-        r = await self.workspace.run_with_files(
-            {path: new_text.encode("utf-8", errors="surrogateescape")},
-            self._diff_cmd(),
-            timeout_s=self.command_timeout_s,
-            output_limit_bytes=2_000_000,
+        r = await self._run_with(
+            {path: new_text.encode("utf-8", errors="surrogateescape")}, self._diff_cmd()
         )
         self._agent_patch = self._diffed(r)
         self._agent_dirty = False

@@ -305,6 +305,7 @@ class OfflineRepairProposer:
     async def _propose(
         self, task: Task, node: NodeView, key: tuple[str, str], patch: str, k: int
     ) -> list[ProposedAction]:
+        at = (task.id, solution_key(node.actions))  # the node, by its path from the root
         plan = self._plans.get(key)
         if plan is None:
             suspicious = await self._suspicious(task)
@@ -314,7 +315,7 @@ class OfflineRepairProposer:
                     problems=["fault localisation found no suspicious line in the repository"],
                 )
             plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
-            if (task.id, solution_key(node.actions)) in self._moved_only:
+            if at in self._moved_only:
                 # a node reached by a move is a guess: only its likeliest edits are screened
                 plan.edits = plan.edits[: self.moved_screen]
             self._plans[key] = plan
@@ -326,11 +327,10 @@ class OfflineRepairProposer:
                 if sum(1 for r in plan.ranked if r.passed) >= k:
                     break
         tried = {solution_key(a) for a in node.tried}
-        here = self._progress.get((task.id, solution_key(node.actions)))
+        here = self._progress.get(at)
         if here is None:
             here = self._root_progress.get(task.id, (0, 0)) if not node.actions else (0, 0)
-        path = solution_key(node.actions)
-        may_move = (task.id, path) not in self._moved_only
+        may_move = at not in self._moved_only
         out: list[ProposedAction] = []
         passing = False
         while len(out) < k:
