@@ -210,6 +210,8 @@ class Facts:
         self.defs: dict[str, list[Signature]] = {}
         self.literals: list[Lit] = []
         self.donors: list[Donor] = []
+        self.raised: dict[str, None] = {}
+        """Classes the file raises by constructing them (``raise Name(...)``), in order."""
         self._nested_lits: set[int] = set()
         self._walk_body(tree.body, self.module)
 
@@ -239,6 +241,12 @@ class Facts:
         if isinstance(stmt, ast.AnnAssign) and stmt.value is None:
             return  # a bare annotation does nothing where it is inserted
         flow = isinstance(stmt, ast.Return | ast.Raise | ast.Break | ast.Continue)
+        if (
+            isinstance(stmt, ast.Raise)
+            and isinstance(stmt.exc, ast.Call)
+            and isinstance(stmt.exc.func, ast.Name)
+        ):
+            self.raised.setdefault(stmt.exc.func.id)
         donor = Donor(self.src.segment(stmt), stmt.lineno, flow)
         self.donors.append(donor)
         if scope.kind == "function":

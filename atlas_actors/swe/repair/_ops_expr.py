@@ -493,6 +493,81 @@ def condition_widen(u: Unit) -> None:
                 )
 
 
+MAX_SYNTHESIZED = 16
+"""Comparisons ``condition_synthesize`` builds per statement at most."""
+_FLIP = {"==": "!=", "!=": "=="}
+
+
+def _boolean_sites(u: Unit) -> Iterable[Site]:
+    """Conditions, and comparisons or boolean operations returned or assigned."""
+    for site in u.sites:
+        if (site.role == "cond" and isinstance(site.parent, _COND_PARENTS)) or (
+            site.role in ("return", "assign")
+            and isinstance(site.node, cst.Comparison | cst.BooleanOperation)
+        ):
+            yield site
+
+
+def _synthesized(u: Unit, numbers: tuple[int, ...]) -> list[str]:
+    """Comparisons like the statement's own with one integer constant replaced by a number
+    of the issue (``==`` and ``!=`` both tried): ``year % 4 == 0`` gives
+    ``year % 100 != 0``. Operands first on the left, numbers in the issue's order."""
+    own = {" ".join(u.text(s.node).split()) for s in u.sites if isinstance(s.node, cst.Comparison)}
+    ints = [s.node for s in u.sites if isinstance(s.node, cst.Integer)]
+    out: dict[str, None] = {}
+    for site in u.sites:
+        cmp = site.node
+        if not isinstance(cmp, cst.Comparison) or len(cmp.comparisons) != 1:
+            continue
+        target = cmp.comparisons[0]
+        op = _CMP.get(type(target.operator))
+        if op is None or op in _KEYWORD_OPS:
+            continue
+        ops = (op, _FLIP[op]) if op in _FLIP else (op,)
+        for side, other, left in ((cmp.left, target.comparator, True),
+                                  (target.comparator, cmp.left, False)):  # fmt: skip
+            s0, s1 = u.span(side)
+            for node in ints:
+                a, b = u.span(node)
+                value = int_value(node)
+                if not (s0 <= a and b <= s1) or value is None:
+                    continue
+                text = u.src.text
+                for n in numbers:
+                    if n == value:
+                        continue
+                    changed = " ".join((text[s0:a] + str(n) + text[b:s1]).split())
+                    rest = " ".join(u.text(other).split())
+                    for o in ops:
+                        atom = f"{changed} {o} {rest}" if left else f"{rest} {o} {changed}"
+                        if atom not in own:
+                            out.setdefault(atom)
+                        if len(out) >= MAX_SYNTHESIZED:
+                            return list(out)
+    return list(out)
+
+
+def condition_synthesize(u: Unit) -> None:
+    """``c`` -> ``c and d`` / ``c or d``, ``d`` a comparison shaped like one of the
+    statement's with a constant the issue names (needs hints: without the issue's
+    numbers it proposes nothing). Conditions, and boolean values returned or assigned."""
+    numbers = u.hints.numbers
+    if not numbers:
+        return
+    sites = list(_boolean_sites(u))
+    if not sites:
+        return
+    atoms = _synthesized(u, numbers)
+    for site in sites:
+        node = site.node
+        for atom in atoms:
+            for op, p, (lneed, rneed) in (("and", 3, (3, 4)), ("or", 2, (2, 3))):
+                new = f"{u.fitted(node, lneed)} {op} {fit(atom, 5, rneed)}"
+                u.replace(
+                    "condition_synthesize", node, fit(new, p, site.need), f"{op} {short(atom, 30)}"
+                )
+
+
 def _direct_range_arg(site: Site) -> bool:
     parent = site.parent
     return (
@@ -663,6 +738,7 @@ OPERATOR_FAMILIES: dict[str, Callable[[Unit], None]] = {
     "condition_negate": condition_negate,
     "condition_drop": condition_drop,
     "condition_widen": condition_widen,
+    "condition_synthesize": condition_synthesize,
     "off_by_one_constant": off_by_one_constant,
     "off_by_one_index": off_by_one_index,
     "slice_bound": slice_bound,

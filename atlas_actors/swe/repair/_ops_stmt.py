@@ -48,6 +48,22 @@ def _lines(u: Unit, info: StmtInfo) -> tuple[int, int]:
     return u.src.line_start(info.first), u.src.line_end(info.last)
 
 
+def _rewrite(u: Unit, family: str, text: str, what: str) -> None:
+    """Replace the whole statement (its lines) by ``text``."""
+    info = u.info
+    start, end = _lines(u, info)
+    u.statements(family, start, end, text, what, i=info.start, j=info.stop, line=info.first)
+
+
+def _block_parts(u: Unit) -> tuple[str, str]:
+    """One indentation step of the file, and the statement's text from its first token
+    (for nesting it one level deeper)."""
+    info = u.info
+    step = "\t" if info.indent.startswith("\t") else "    "
+    start, end = _lines(u, info)
+    return step, u.src.text[start + len(info.indent) : end]
+
+
 def _donors(u: Unit) -> list[str]:
     """Statements to insert or substitute at ``u``, most plausible first."""
     info = u.info
@@ -85,19 +101,9 @@ def stmt_delete(u: Unit) -> None:
     if not _movable(info) or (len(info.asts) == 1 and isinstance(info.asts[0], ast.Pass)):
         return
     assert info.siblings is not None
-    start, end = _lines(u, info)
     text = f"{info.indent}pass{u.src.newline}" if len(info.siblings) == 1 else ""
     first = u.src.line_text(info.first).strip()
-    u.statements(
-        "stmt_delete",
-        start,
-        end,
-        text,
-        f"delete `{short(first)}`",
-        i=info.start,
-        j=info.stop,
-        line=info.first,
-    )
+    _rewrite(u, "stmt_delete", text, f"delete `{short(first)}`")
 
 
 def stmt_insert(u: Unit) -> None:
@@ -225,21 +231,67 @@ def guard_insert(u: Unit) -> None:
             if check not in conditions:
                 conditions[check] = None
                 checks += 1
-    step = "\t" if info.indent.startswith("\t") else "    "
-    start, end = _lines(u, info)
-    body = u.src.text[start + len(info.indent) : end]
+    step, body = _block_parts(u)
     for cond in list(conditions)[:MAX_GUARDS]:
         text = f"{info.indent}if {cond}:{u.src.newline}{info.indent}{step}{body}"
-        u.statements(
-            "guard_insert",
-            start,
-            end,
-            text,
-            f"guard line {line} by `if {short(cond)}`",
-            i=info.start,
-            j=info.stop,
-            line=line,
-        )
+        _rewrite(u, "guard_insert", text, f"guard line {line} by `if {short(cond)}`")
+
+
+MAX_TRANSLATIONS = 6
+
+
+def _quoted(text: str) -> str:
+    """A string literal of ``text``, in double quotes where that needs no escape."""
+    if '"' in text or "\\" in text or not text.isprintable():
+        return repr(text)
+    return f'"{text}"'
+
+
+def exception_translate(u: Unit) -> None:
+    """Wrap a one-line statement in ``try``/``except E as exc: raise C(message) from exc``:
+    ``E`` a builtin exception a failing test fails with, ``C`` a class the file raises
+    (its own exceptions first), the message a string the issue quotes or ``str(exc)``.
+    Needs hints: without failing tests' exceptions it proposes nothing."""
+    info = u.info
+    caught = u.hints.exceptions
+    if (
+        not caught
+        or not info.in_function
+        or not _movable(info)
+        or info.compound
+        or len(info.asts) != 1
+        or info.first != info.last
+        or isinstance(info.asts[0], ast.Raise | ast.Break | ast.Continue | ast.Pass)
+    ):
+        return
+    defined = [n for n in u.facts.raised if u.scope.kind_of(n) in ("class", "import")]
+    classes = defined + [n for n in u.facts.raised if n not in defined]
+    if not classes:
+        return
+    messages = [_quoted(m) for m in u.hints.strings] + ["str(exc)"]
+    nl = u.src.newline
+    step, body = _block_parts(u)
+    if not body.endswith(("\n", "\r")):
+        body += nl
+    inner = info.indent + step
+    name = "exc" if "exc" not in u.scope.variables() else "exc_"
+    messages = [m if m != "str(exc)" else f"str({name})" for m in messages]
+    made = 0
+    for exc in caught:
+        for cls in classes[:2]:
+            if cls == exc:
+                continue
+            for message in messages:
+                if made >= MAX_TRANSLATIONS:
+                    return
+                text = (
+                    f"{info.indent}try:{nl}{inner}{body}"
+                    f"{info.indent}except {exc} as {name}:{nl}"
+                    f"{inner}raise {cls}({message}) from {name}{nl}"
+                )
+                what = f"{exc} at line {info.first} raises {cls}({short(message, 24)})"
+                _rewrite(u, "exception_translate", text, what)
+                made += 1
 
 
 STATEMENT_FAMILIES: dict[str, Callable[[Unit], None]] = {
@@ -248,5 +300,6 @@ STATEMENT_FAMILIES: dict[str, Callable[[Unit], None]] = {
     "stmt_replace": stmt_replace,
     "stmt_swap": stmt_swap,
     "guard_insert": guard_insert,
+    "exception_translate": exception_translate,
 }
 """Statement-level families by name."""

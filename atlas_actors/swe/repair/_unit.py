@@ -20,6 +20,7 @@ from atlas_actors.swe.repair._cst import Mini, Site, prec, walk_statement
 from atlas_actors.swe.repair._facts import Facts, Scope
 from atlas_actors.swe.repair._source import Source
 from atlas_actors.swe.repair._stmts import StmtInfo
+from atlas_actors.swe.repair.hints import RepairHints
 
 __all__ = ["Raw", "Unit", "ast_prec", "fit", "short"]
 
@@ -124,8 +125,11 @@ class Unit:
         info: StmtInfo,
         susp: float,
         sink: list[Raw],
+        hints: RepairHints | None = None,
     ) -> None:
         self.src = src
+        self.hints = hints if hints is not None else RepairHints()
+        """What the task says beyond the code (the issue's constants and messages)."""
         self.facts = facts
         self.info = info
         self.susp = susp

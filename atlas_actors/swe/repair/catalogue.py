@@ -291,6 +291,22 @@ _TABLE: tuple[tuple[str, str, str, float], ...] = (
         5.0,
     ),
     (
+        "condition_synthesize",
+        "a condition or boolean value gains a conjunct or disjunct: one of its comparisons "
+        "with a constant the issue names",
+        "condition synthesis: ACS (Xiong et al. 2017, predicates from documentation), "
+        "Nopol (Xuan et al. 2017)",
+        15.0,
+    ),
+    (
+        "exception_translate",
+        "a statement a builtin exception escapes from is wrapped in try/except raising the "
+        "file's own exception, with a message the issue quotes",
+        "PAR/TBar checker templates (Kim et al. 2013; Liu et al. 2019) for exceptions; "
+        "the message from the issue text",
+        10.0,
+    ),
+    (
         "decorator_change",
         "staticmethod/classmethod/property decorators are removed or swapped",
         f"{_SSTUBS} Change Modifier (the Python analogue)",

@@ -3,7 +3,8 @@ that the catalogue's families propose, checked, keyed and ranked.
 
 API
 ---
-``generate_edits(source, path, suspicious, *, families=None, max_per_line=None)`` returns
+``generate_edits(source, path, suspicious, *, families=None, max_per_line=None,
+hints=None)`` returns
 a list of :class:`~atlas_actors.swe.repair.patch.CandidateEdit`:
 
 - ``source`` is the file's text (any text: the original, or one an edit produced, which is
@@ -65,6 +66,7 @@ from atlas_actors.swe.repair._source import Source
 from atlas_actors.swe.repair._stmts import StmtInfo, map_statements
 from atlas_actors.swe.repair._unit import Raw, Unit
 from atlas_actors.swe.repair.catalogue import CATALOGUE, FAMILIES
+from atlas_actors.swe.repair.hints import RepairHints
 from atlas_actors.swe.repair.patch import CandidateEdit, edit_diff, split_lines
 
 __all__ = ["CandidateEdit", "generate_edits"]
@@ -235,10 +237,14 @@ def generate_edits(
     *,
     families: Collection[str] | None = None,
     max_per_line: int | None = None,
+    hints: RepairHints | None = None,
 ) -> list[CandidateEdit]:
     """Candidate single edits of ``source`` at its suspicious lines, best first.
 
     See the module docstring for the contract; ``ValueError`` names a bad argument.
+    ``hints`` (the issue's constants and messages, the failing tests' exceptions) feed
+    the families that synthesise what the file does not hold; without them those
+    families propose nothing.
     """
     lines, chosen = _check_arguments(suspicious, families, max_per_line)
     if not lines or "\r" in source.replace("\r\n", ""):
@@ -255,7 +261,7 @@ def generate_edits(
         susp = _susp(lines, info.first, info.head_last)
         if susp <= 0:
             continue
-        unit = Unit(src, facts, info, susp, raws)
+        unit = Unit(src, facts, info, susp, raws, hints)
         for name in chosen:
             _IMPLEMENTATIONS[name](unit)
     return _finish(src, path, tree, digests, raws, max_per_line)

@@ -61,6 +61,7 @@ from atlas_actors.environments.base import Toolbox
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
 from atlas_actors.search.mind_evolution import solution_key
+from atlas_actors.swe.repair.hints import RepairHints, hints_from
 from atlas_actors.types import Task
 
 log = logging.getLogger(__name__)
@@ -259,6 +260,8 @@ class OfflineRepairProposer:
         """(task, path of actions) of the nodes whose last edit only moved the failing
         tests: their children must make progress (no chain of moves without progress)."""
         self._root_progress: dict[str, Progress] = {}
+        self._hints: dict[str, RepairHints] = {}
+        """Per task: the issue's constants and messages, the failing tests' exceptions."""
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
         self.passing: dict[str, set[str]] = {}
@@ -387,6 +390,11 @@ class OfflineRepairProposer:
             for s in lines:
                 found.setdefault(s.path, {})[s.line] = float(s.score)
             self._localized[task.id] = found
+            statement = str(task.context.get("problem_statement") or task.description or "")
+            failing = set(loc.failing)
+            self._hints[task.id] = hints_from(
+                statement, (t.message for t in loc.tests if t.test in failing and t.message)
+            )
         return found
 
     async def _edits(
@@ -414,7 +422,9 @@ class OfflineRepairProposer:
                 continue
             lines = remap_lines(base_text, text, suspicious[path])
             try:
-                single = generate_edits(text, path, lines, families=self.families)
+                single = generate_edits(
+                    text, path, lines, families=self.families, hints=self._hints.get(task.id)
+                )
             except ValueError as e:  # a file the operators cannot read
                 log.warning("task %s: no edits for %s: %s", task.id, path, e)
                 continue

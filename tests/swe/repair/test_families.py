@@ -11,9 +11,16 @@ from collections.abc import Callable
 import pytest
 
 from atlas_actors.swe.repair.catalogue import FAMILIES
+from atlas_actors.swe.repair.hints import RepairHints
 from atlas_actors.swe.repair.patch import CandidateEdit
 
 Generate = Callable[..., list[CandidateEdit]]
+
+HINTS = {
+    "condition_synthesize": RepairHints(numbers=(3, 5, 15)),
+    "exception_translate": RepairHints(strings=("unknown setting",), exceptions=("KeyError",)),
+}
+"""What the issue would say, for the families that need it (the others get none)."""
 
 # family, buggy source, fixed source, suspicious line, changed lines of the fix
 CASES: list[tuple[str, str, str, int, int]] = [
@@ -846,6 +853,66 @@ CASES: list[tuple[str, str, str, int, int]] = [
         3,
         2,
     ),
+    (
+        "condition_synthesize",
+        """
+        def fizz_only(n):
+            # multiples of 3 that are not multiples of 5
+            return n % 3 == 0   # keep me
+        """,
+        """
+        def fizz_only(n):
+            # multiples of 3 that are not multiples of 5
+            return n % 3 == 0 and n % 5 != 0   # keep me
+        """,
+        3,
+        1,
+    ),
+    (
+        "condition_synthesize",
+        """
+        def small(n):
+            if n < 10:
+                return True
+            return False
+        """,
+        """
+        def small(n):
+            if n < 10 or n < 15:
+                return True
+            return False
+        """,
+        2,
+        1,
+    ),
+    (
+        "exception_translate",
+        """
+        class SettingError(Exception):
+            pass
+
+
+        def setting(values, name):
+            if not name:
+                raise SettingError("no name")
+            return values[name]  # plain lookup
+        """,
+        """
+        class SettingError(Exception):
+            pass
+
+
+        def setting(values, name):
+            if not name:
+                raise SettingError("no name")
+            try:
+                return values[name]  # plain lookup
+            except KeyError as exc:
+                raise SettingError("unknown setting") from exc
+        """,
+        8,
+        4,
+    ),
 ]
 
 
@@ -868,7 +935,7 @@ def test_family_finds_the_fix(
     line: int,
     changed: int,
 ) -> None:
-    edits = generate(buggy, {line: 1.0}, families=[family])
+    edits = generate(buggy, {line: 1.0}, families=[family], hints=HINTS.get(family))
     assert edits, f"{family} proposed nothing"
     assert {e.family for e in edits} == {family}
     match = [e for e in edits if e.new_text == dedent(fixed)]
@@ -885,18 +952,60 @@ def test_family_finds_the_fix(
 def test_family_stays_on_the_suspicious_statement(
     generate: Generate, family: str, buggy: str, fixed: str, line: int, changed: int
 ) -> None:
-    del fixed, changed
-    edits = generate(buggy, {line: 1.0}, families=[family])
+    del fixed
+    edits = generate(buggy, {line: 1.0}, families=[family], hints=HINTS.get(family))
     assert all(e.line == line for e in edits), [e.label for e in edits if e.line != line]
     assert all(e.suspiciousness == 1.0 for e in edits)
     for edit in edits:
         first, removed, added = edit.hunk
         assert line - 1 <= first <= line + 1, edit.label
-        assert removed <= 2 and added <= 3, edit.label
+        assert removed <= 2 and added <= max(3, changed), edit.label
 
 
 def test_every_family_has_a_case() -> None:
     assert {family for family, *_ in CASES} == set(FAMILIES)
+
+
+@pytest.mark.parametrize("family", sorted(HINTS))
+def test_families_that_need_the_issue_propose_nothing_without_it(
+    generate: Generate, family: str
+) -> None:
+    """Without hints (the issue's constants and messages, the failing tests' exceptions)
+    these families have nothing to build with; with hints they do."""
+    for name, buggy, _, line, _ in CASES:
+        if name == family:
+            assert generate(buggy, {line: 1.0}, families=[family]) == []
+            assert generate(buggy, {line: 1.0}, families=[family], hints=HINTS[family])
+
+
+def test_synthesized_comparisons_follow_the_issue_and_skip_the_statements_own(
+    generate: Generate,
+) -> None:
+    """Constants in the issue's order, both equalities, the statement's own comparison
+    never re-added, and a constant is never replaced by itself."""
+    edits = generate(
+        "def leap(y):\n    return y % 4 == 0\n",
+        {2: 1.0},
+        families=["condition_synthesize"],
+        hints=RepairHints(numbers=(100, 4, 400)),
+    )
+    labels = [e.label.split(" at ")[0] for e in edits]
+    assert labels[:4] == ["and y % 100 == 0", "or y % 100 == 0", "and y % 100 != 0",
+                          "or y % 100 != 0"]  # fmt: skip
+    assert "and y % 4 == 0" not in labels and "or y % 4 != 0" not in labels
+    assert "and y % 400 == 0" in labels
+
+
+def test_exception_translation_needs_a_class_the_file_raises(generate: Generate) -> None:
+    source = "def get(d, k):\n    return d[k]\n"
+    hints = RepairHints(exceptions=("KeyError",))
+    assert generate(source, {2: 1.0}, families=["exception_translate"], hints=hints) == []
+    raising = (
+        "def get(d, k):\n    if k is None:\n        raise LookupError('none')\n    return d[k]\n"
+    )
+    [edit] = generate(raising, {4: 1.0}, families=["exception_translate"], hints=hints)
+    assert "except KeyError as exc:" in edit.new_text
+    assert "raise LookupError(str(exc)) from exc" in edit.new_text
 
 
 @pytest.mark.parametrize(("family", "buggy", "fixed", "line", "changed"), CASES, ids=_ids())
@@ -913,7 +1022,7 @@ def test_no_candidate_off_the_suspicious_lines(
     on the buggy line."""
     del fixed, changed
     other = 1 if line != 1 else dedent(buggy).count("\n")
-    edits = generate(buggy, {other: 1.0}, families=[family])
+    edits = generate(buggy, {other: 1.0}, families=[family], hints=HINTS.get(family))
     assert all(e.line != line for e in edits)
 
 

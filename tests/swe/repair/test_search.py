@@ -21,10 +21,10 @@ from atlas_actors.swe.instances import SWEInstance, load_example_instances
 from atlas_actors.types import Task
 
 BUGS = Path(__file__).resolve().parents[2] / "data" / "repair_bugs"
-REACHABLE = ("textkit", "intervals")
-"""Bundled examples a single edit of the catalogue fixes (datecalc needs a compound
-condition with constants the file does not have, exprcalc a new variable and a raising
-guard: beyond single edits, see docs/swe-repair.md)."""
+EXAMPLES = ("textkit", "intervals", "datecalc", "exprcalc")
+"""Every bundled example: textkit and intervals take one catalogue edit; datecalc two
+(conditions synthesised with the constants its issue names), exprcalc one that turns the
+escaping ``ZeroDivisionError`` into the exception and message its issue asks for."""
 
 
 @pytest.mark.docker
@@ -33,9 +33,9 @@ def test_offline_search_resolves_examples_in_containers_deterministically(
     docker_host: str, examples: dict[str, SWEInstance], tmp_path: Path, ray_session: Any
 ) -> None:
     runs = []
-    # Both reachable examples once; the first again (a second run of both would only
-    # repeat the determinism check at twice the cost).
-    for name, names in (("one", REACHABLE), ("two", REACHABLE[:1])):
+    # Every example once; the two-edit one again (a second run of all would only repeat
+    # the determinism check at several times the cost).
+    for name, names in (("one", EXAMPLES), ("two", ("datecalc",))):
         source = tmp_path / f"{name}.jsonl"
         source.write_text("".join(examples[n].model_dump_json() + "\n" for n in names))
         out = tmp_path / name
@@ -47,14 +47,15 @@ def test_offline_search_resolves_examples_in_containers_deterministically(
         {r["task_id"]: r for r in map(json.loads, (run / "results.jsonl").read_text().splitlines())}
         for run in runs
     )
-    for name in REACHABLE:
+    for name in EXAMPLES:
         iid = examples[name].instance_id
         r = first[iid]
         assert r["error"] is None and r["solved"] is True, r
         assert r["strategy"] == "mcts" and r["stats"]["passing_patches"] >= 1
         assert all(step["source"].startswith("offline:") for step in r["path"])
     # the same seed: the same patch, the same tree
-    iid = examples[REACHABLE[0]].instance_id
+    assert len(first[examples["datecalc"].instance_id]["path"]) == 2
+    iid = examples["datecalc"].instance_id
     assert second[iid]["solution"] == first[iid]["solution"]
     trees = [json.loads((run / "trees" / f"{iid}.json").read_text()) for run in runs]
     assert [n["key"] for n in trees[0]["nodes"]] == [n["key"] for n in trees[1]["nodes"]]
@@ -96,7 +97,7 @@ async def test_a_mixed_arc_and_swe_run_returns_every_result_once(
     docker_host: str, examples: dict[str, SWEInstance], ray_session: Any, tmp_path: Path
 ) -> None:
     arc = [Task(id=t, domain="arc", context={"arc_task_id": t}) for t in ("3c9b0459", "a416b8f3")]
-    swe = [examples[REACHABLE[1]].to_task()]
+    swe = [examples[EXAMPLES[1]].to_task()]
     config = EngineConfig(
         workers=2,
         search=MindEvolutionConfig(max_evaluations=3000),
