@@ -251,6 +251,11 @@ class EngineConfig(_Config):
     """Environments (tasks) each actor keeps ready per domain; domains not listed keep
     64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree
     searches it serves at once (the pool prefers actors that hold a task's container)."""
+    sticky_domains: list[str] = Field(default_factory=lambda: ["swe"])
+    """Domains whose environment calls wait for an actor that already holds the task's
+    environment rather than start it on another (an SWE container takes seconds and
+    memory to start), unless the other actor is idle and no waiting call wants it. []:
+    every call goes to the least-loaded actor."""
     memory: str | None = None
     """Path of the experience store (SQLite) the coordinator routes tasks with and
     records finished tasks in; None: no memory (every task routed by its domain)."""

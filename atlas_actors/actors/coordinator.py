@@ -102,6 +102,7 @@ class SearchCoordinator:
                 "max_restarts": config.max_restarts,
                 "num_cpus": worker_cpus(config.worker_cpus, workers, _cluster_cpus()),
             },
+            sticky_domains=config.sticky_domains,
         )
         self.discriminators: DiscriminatorPool | None = None
         if config.discriminators:

@@ -99,6 +99,9 @@ class ActorPool:
         """How long a new actor may take to start (not counted as a hang)."""
         self._slots: list[_Slot] = []
         self._released: anyio.Event | None = None
+        self._wanted: dict[int, int] = {}
+        """Slot index -> sticky callers waiting that would take it (they hold their
+        task's environment there)."""
         self.retries = 0
         """Calls retried after an actor failed or hung."""
         self.replacements = 0
@@ -181,23 +184,44 @@ class ActorPool:
 
     # -- dispatch ----------------------------------------------------------------------
 
-    async def _acquire(self, avoid: int | None, prefer: Collection[int] = ()) -> _Slot:
+    async def _acquire(
+        self, avoid: int | None, prefer: Collection[int] = (), sticky: bool = False
+    ) -> _Slot:
         if self._released is None:
             raise ActorError(f"the {self.name} pool is not started (call await pool.start())")
-        while True:
-            if not self._slots:
-                raise ActorError(f"the {self.name} pool is closed")
-            free = [s for s in self._slots if s.in_flight < self.max_in_flight]
-            if len(free) > 1 and avoid is not None:
-                free = [s for s in free if s.index != avoid] or free
-            if free:
-                # least loaded first; among equals, a preferred actor (it holds the
-                # task's environment), then the one with the fewest calls
-                slot = min(free, key=lambda s: (s.in_flight, s.index not in prefer, s.calls))
-                slot.in_flight += 1
-                slot.calls += 1
-                return slot
-            await self._released.wait()
+        wanted = [i for i in prefer if i != avoid] if sticky else []
+        for i in wanted:
+            self._wanted[i] = self._wanted.get(i, 0) + 1
+        try:
+            while True:
+                if not self._slots:
+                    raise ActorError(f"the {self.name} pool is closed")
+                slot = self._pick(avoid, prefer, wanted)
+                if slot is not None:
+                    slot.in_flight += 1
+                    slot.calls += 1
+                    return slot
+                await self._released.wait()
+        finally:
+            for i in wanted:
+                self._wanted[i] -= 1
+
+    def _pick(self, avoid: int | None, prefer: Collection[int], wanted: list[int]) -> _Slot | None:
+        free = [s for s in self._slots if s.in_flight < self.max_in_flight]
+        if len(free) > 1 and avoid is not None:
+            free = [s for s in free if s.index != avoid] or free
+        if wanted:
+            # sticky: an actor that holds the task's environment, or else an idle actor
+            # no waiting caller wants (work stealing: a new environment is started only
+            # where it keeps an otherwise idle actor busy)
+            free = [s for s in free if s.index in wanted] or [
+                s for s in free if s.in_flight == 0 and not self._wanted.get(s.index, 0)
+            ]
+        if not free:
+            return None
+        # least loaded first; among equals, a preferred actor (it holds the task's
+        # environment), then the one with the fewest calls
+        return min(free, key=lambda s: (s.in_flight, s.index not in prefer, s.calls))
 
     def _release(self, slot: _Slot) -> None:
         slot.in_flight -= 1
@@ -233,13 +257,16 @@ class ActorPool:
         timeout_s: float | None = None,
         prefer: Collection[int] = (),
         served: Callable[[int, int], None] | None = None,
+        sticky: bool = False,
     ) -> Any:
         """Call ``method(*args)`` on the least-loaded actor; retry on actor faults.
 
         ``timeout_s`` overrides the pool's ``call_timeout_s`` for this call (a call
         running longer is treated as a hung actor). Among equally loaded actors, those
         whose slot index is in ``prefer`` go first; ``served(index, generation)`` is
-        called with the slot that answered.
+        called with the slot that answered. With ``sticky`` (and a non-empty
+        ``prefer``), the call waits for a preferred actor rather than go to another one,
+        unless that one is idle and no waiting caller prefers it.
 
         Application errors raised by the actor's method propagate unchanged (they are
         not retried). Cancelling the caller cancels the remote call.
@@ -251,7 +278,7 @@ class ActorPool:
                 self.retries += 1
                 # back off: an actor Ray is restarting fails fast until it is back
                 await anyio.sleep(min(2.0, 0.05 * 2**attempt))
-            slot = await self._acquire(avoid, prefer)
+            slot = await self._acquire(avoid, prefer, sticky)
             generation = slot.generation
             ref: Any = None
             try:
@@ -321,7 +348,10 @@ class EnvironmentPool:
     each chunk to the least-loaded actor, and returns the outcomes in order. Each actor
     keeps reset environments for the tasks it has seen, so one pool serves many
     concurrent searches on different tasks; among equally loaded actors, one that
-    already holds the task's environment (a SWE container) is preferred.
+    already holds the task's environment (a SWE container) is preferred. For the
+    ``sticky_domains`` (SWE by default) a call waits for such an actor instead of
+    starting the environment on another, unless that other actor is idle and no waiting
+    call wants it (work stealing): each task's containers stay on few actors.
     ``root``/``transition`` (tree search) and ``verify`` (final grading) go to one actor
     each; a transition restores its state first, so any actor can serve any node.
     """
@@ -338,6 +368,7 @@ class EnvironmentPool:
         call_timeout_s: float = 120.0,
         max_retries: int = 3,
         actor_options: Mapping[str, Any] | None = None,
+        sticky_domains: Collection[str] = ("swe",),
     ) -> None:
         opts: dict[str, Any] = {
             "num_cpus": 1,
@@ -357,6 +388,9 @@ class EnvironmentPool:
         """Actions applied (tree search), each counted once."""
         self._holders: dict[str, dict[int, int]] = {}
         """Task id -> {slot index: generation} of the actors that served it."""
+        self.sticky_domains = frozenset(sticky_domains)
+        """Domains whose calls wait for an actor that holds the task's environment (an
+        SWE container is slow to start) unless another actor is idle and unwanted."""
         self._pool = ActorPool(
             lambda i: actor_cls.remote(*args),
             size,
@@ -396,7 +430,12 @@ class EnvironmentPool:
 
     async def _call(self, method: str, task: Task, *args: Any) -> Any:
         return await self._pool.call(
-            method, task, *args, prefer=self._prefer(task), served=self._served(task)
+            method,
+            task,
+            *args,
+            prefer=self._prefer(task),
+            served=self._served(task),
+            sticky=task.domain in self.sticky_domains,
         )
 
     async def root(self, task: Task) -> Transition:
