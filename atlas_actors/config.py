@@ -97,10 +97,12 @@ class SWESearchConfig(_Config):
     """Nodes selected (with virtual loss), expanded and evaluated at once per iteration,
     each on whichever environment actor is free (1 = the paper's sequential search)."""
     pipeline: bool = False
-    """Keep ``parallel_expansions`` expansions running: integrate each as it ends and
-    select the next at once, instead of waiting for the whole batch. More model calls
-    and test runs in flight; the tree then depends on the timing of the calls (a seeded
-    run is no longer reproducible)."""
+    """Keep ``parallel_expansions`` proposer calls running: an expansion frees its slot
+    when its proposals arrive, so the next node is selected and proposed for while the
+    children are tried and verified (at most ``2 × parallel_expansions`` expansions
+    outstanding), and each is integrated as it ends instead of waiting for the whole
+    batch. More model calls and test runs in flight; the tree then depends on the
+    timing of the calls (a seeded run is no longer reproducible)."""
     concurrency: int | None = Field(default=None, ge=1)
     """Environment calls (transitions, evaluations, rollout steps) in flight at once for
     this search (None: no limit beyond ``parallel_expansions`` × children). The result

@@ -312,20 +312,29 @@ class SWESearch:
         return await run.finish(stopped)
 
     async def _pipelined(self, run: _Run) -> StopReason:
-        """The search with ``pipeline``: ``parallel_expansions`` expansions always
-        running; each is integrated as it ends (in completion order) and the next node
-        is selected at once. Each integration counts as an iteration."""
+        """The search with ``pipeline``: ``parallel_expansions`` proposer calls always
+        running. An expansion gives its proposer slot back as soon as its proposals
+        arrive, so the next node is selected and proposed for while the children are
+        still being tried and verified; up to ``parallel_expansions`` more expansions may
+        wait on the environment that way. Each expansion is integrated as it ends (in
+        completion order) and counts as an iteration."""
         cfg = self.config
         task = run.task
         policy = run.policy
-        send, receive = anyio.create_memory_object_stream[tuple[int, int, _Expansion]](
-            max_buffer_size=cfg.parallel_expansions
+        # expansions past their proposal stage may wait on the environment, as many again
+        limit = 2 * cfg.parallel_expansions
+        send, receive = anyio.create_memory_object_stream[tuple[int, int, _Expansion | None]](
+            max_buffer_size=2 * limit
         )
-        running = 0
+        running = 0  # expansions started and not yet integrated
+        proposing = 0  # of which still waiting for their proposals
         picks = run.stats.iterations  # numbers the picks (their RNGs), resumed or not
 
         async def expand(pick: int, node_id: int, slot: int) -> None:
-            exp = await run.expand(node_id, pick, slot)
+            def proposed() -> None:
+                send.send_nowait((pick, node_id, None))
+
+            exp = await run.expand(node_id, pick, slot, on_proposed=proposed)
             await send.send((pick, node_id, exp))
 
         stopped: StopReason | None = None
@@ -336,7 +345,7 @@ class SWESearch:
                     if stopped is not None:
                         break
                     room = cfg.max_expansions - run.stats.expansions - running
-                    while running < min(cfg.parallel_expansions, room):
+                    while proposing < cfg.parallel_expansions and running < min(limit, room):
                         node_id = policy.select(run.nodes)
                         if node_id is None:
                             break
@@ -345,10 +354,14 @@ class SWESearch:
                         tg.start_soon(expand, picks, node_id, slot)
                         picks += 1
                         running += 1
+                        proposing += 1
                     if running == 0:
                         stopped = "exhausted"
                         break
                     pick, node_id, exp = await receive.receive()
+                    if exp is None:  # its proposals arrived: a proposer slot is free
+                        proposing -= 1
+                        continue
                     running -= 1
                     policy.remove_virtual_loss(run.nodes, node_id)
                     run.integrate(node_id, exp, pick)
@@ -604,9 +617,16 @@ class _Run:
         """``results[j] = expand(node_id)`` (set only when the expansion completes)."""
         results[j] = await self.expand(node_id, iteration, slot)
 
-    async def expand(self, node_id: int, iteration: int, slot: int = 0) -> _Expansion:
+    async def expand(
+        self,
+        node_id: int,
+        iteration: int,
+        slot: int = 0,
+        on_proposed: Callable[[], None] | None = None,
+    ) -> _Expansion:
         """Propose and try children of ``node_id``; ``slot`` counts the expansions of
-        the same node picked before this one in the batch (each draws its own sample)."""
+        the same node picked before this one in the batch (each draws its own sample).
+        ``on_proposed`` is called once, when the proposer has answered (or failed)."""
         node = self.nodes[node_id]
         view = self.view(node)
         view.slot = slot
@@ -627,12 +647,16 @@ class _Run:
                 rng,
             )
         except Exception as exc:
+            if on_proposed is not None:
+                on_proposed()
             log.warning(
                 "task %s node %d: the proposer failed: %s", self.task.id, node_id, _short(exc)
             )
             exp.notes.append(f"the proposer failed: {_short(exc)}")
             exp.failed = True
             return exp
+        if on_proposed is not None:
+            on_proposed()
         proposals, problems = coerce_proposals(raw)
         exp.notes += problems
         if problems:

@@ -649,6 +649,41 @@ async def test_a_pipelined_search_does_not_wait_for_a_slow_expansion(pipeline: b
     assert len({n.key for n in tree}) == len(tree)  # the seen-state table held
 
 
+class _FixedDelay(Delays):
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds = seconds
+
+    async def __call__(self) -> None:
+        await anyio.sleep(self.seconds)
+
+
+@pytest.mark.parametrize("pipeline", [False, True])
+async def test_pipelined_proposals_run_ahead_of_a_slow_environment(pipeline: bool) -> None:
+    """With a fast proposer and slow transitions, a pipelined expansion frees its
+    proposer slot when its proposals arrive: more expansions reach the environment at
+    once than there are proposer slots (at most twice as many)."""
+    proposer = RandomEditProposer(["a = 1", "b = 2", "c = 3", "c = 4", "b = 0"], submit_rate=0.0)
+    stepper = ToyStepper(delays=_FixedDelay(0.1))
+    cfg = SWESearchConfig(
+        parallel_expansions=2,
+        max_children=4,
+        max_expansions=16,
+        stop_on_success=False,
+        rollout_depth=0,
+        pipeline=pipeline,
+    )
+    search = SWESearch(proposer, stepper, ToyEvaluator(), Discriminator(), cfg)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stats.expansions == 16
+    if pipeline:
+        assert 2 < stepper.max_in_flight <= 4
+    else:
+        assert stepper.max_in_flight <= 2
+    tree = result.tree.nodes
+    assert len({n.key for n in tree}) == len(tree)
+
+
 async def test_a_pipelined_search_stops_on_success_and_on_time() -> None:
     proposer = ScriptedProposer({START: [WRONG, RIGHT]})
     search, _, _ = _search(proposer, pipeline=True, rollout_depth=0)
