@@ -493,9 +493,19 @@ def condition_widen(u: Unit) -> None:
                 )
 
 
-MAX_SYNTHESIZED = 16
+MAX_SYNTHESIZED = 32
 """Comparisons ``condition_synthesize`` builds per statement at most."""
-_FLIP = {"==": "!=", "!=": "=="}
+_SYNTH_OPS: dict[str, tuple[str, ...]] = {
+    "==": ("==", "!="),
+    "!=": ("!=", "=="),
+    # an ordering: itself, its complement, the other direction and its complement
+    # (``age < 12`` -> ``age >= 65`` for a second range; ``n >= 3`` -> ``n <= 20`` for a
+    # bound on the other side)
+    "<": ("<", ">=", ">", "<="),
+    "<=": ("<=", ">", ">=", "<"),
+    ">": (">", "<=", "<", ">="),
+    ">=": (">=", "<", "<=", ">"),
+}
 
 
 def _boolean_sites(u: Unit) -> Iterable[Site]:
@@ -510,8 +520,9 @@ def _boolean_sites(u: Unit) -> Iterable[Site]:
 
 def _synthesized(u: Unit, numbers: tuple[int, ...]) -> list[str]:
     """Comparisons like the statement's own with one integer constant replaced by a number
-    of the issue (``==`` and ``!=`` both tried): ``year % 4 == 0`` gives
-    ``year % 100 != 0``. Operands first on the left, numbers in the issue's order."""
+    of the issue, under the comparison's operator and its variants (:data:`_SYNTH_OPS`):
+    ``year % 4 == 0`` gives ``year % 100 != 0``, ``age < 12`` gives ``age >= 65``.
+    Operands first on the left, numbers in the issue's order."""
     own = {" ".join(u.text(s.node).split()) for s in u.sites if isinstance(s.node, cst.Comparison)}
     ints = [s.node for s in u.sites if isinstance(s.node, cst.Integer)]
     out: dict[str, None] = {}
@@ -521,9 +532,9 @@ def _synthesized(u: Unit, numbers: tuple[int, ...]) -> list[str]:
             continue
         target = cmp.comparisons[0]
         op = _CMP.get(type(target.operator))
-        if op is None or op in _KEYWORD_OPS:
+        ops = _SYNTH_OPS.get(op or "")
+        if not ops:
             continue
-        ops = (op, _FLIP[op]) if op in _FLIP else (op,)
         for side, other, left in ((cmp.left, target.comparator, True),
                                   (target.comparator, cmp.left, False)):  # fmt: skip
             s0, s1 = u.span(side)

@@ -1058,3 +1058,22 @@ def test_expression_edits_keep_the_lines_formatting(generate: Generate) -> None:
     assert "        total  +=  items[ i ]*3    # weight ( x )" in texts
     assert "        total  -=  items[ i ]*2    # weight ( x )" in texts
     assert "        total  +=  items[ i + 1 ]*2    # weight ( x )" in texts
+
+
+@pytest.mark.parametrize(
+    ("line", "numbers", "want"),
+    [
+        ("    if t < 5:\n        return 1\n", (80,), "    if t < 5 or t >= 80:\n"),
+        ("    ok = x >= 1\n", (9,), "    ok = x >= 1 and x <= 9\n"),
+    ],
+)
+def test_an_ordering_is_synthesised_in_both_directions(
+    generate: Generate, line: str, numbers: tuple[int, ...], want: str
+) -> None:
+    """A second range on the other side (``t < 5 or t >= 80``), or a bound on the other
+    side (``x >= 1 and x <= 9``)."""
+    source = f"def f(t, x):\n{line}    return 0\n"
+    edits = generate(
+        source, {2: 1.0}, families=["condition_synthesize"], hints=RepairHints(numbers=numbers)
+    )
+    assert want in {e.new_text.splitlines(keepends=True)[1] for e in edits}
