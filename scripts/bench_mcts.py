@@ -8,7 +8,9 @@ Two measurements, side by side in one run:
    1), a scripted model at a fixed latency proposing ``--wrong`` harmless wrong edits
    per instance before the fix. Reported: nodes expanded per minute (from the moment
    the engine's actors are up; with their start-up too as a second figure), test runs per
-   resolved instance, and the ratio to one actor (target on 2 cores: 2 actors >= 1.7x).
+   resolved instance, the ratio to one actor (target on 2 cores: 2 actors >= 1.7x), and
+   the cores the whole machine kept busy meanwhile (``/proc/stat``: Docker, the tests in
+   the containers, Ray and this driver all count) with the CPU seconds per node.
 2. **LLM calls in flight.** The same four instances with a model latency of ``--latency``
    (1 s by default) and parallel expansions: the peak number of requests the loopback
    server saw in flight at once (target: >= 16; the search must not wait on one call at
@@ -30,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -113,8 +116,10 @@ async def one_run(
             started = time.monotonic()
             async with Engine(config) as engine:
                 ready = time.monotonic()  # actors up: the search's time starts here
+                busy = busy_cpu_seconds()
                 results = [r async for r in engine.solve_many([i.to_task() for i in instances])]
                 wall = time.monotonic() - ready
+                busy = busy_cpu_seconds() - busy
             total = time.monotonic() - started
         peak = server.max_in_flight
         mean = server.mean_in_flight
@@ -131,7 +136,18 @@ async def one_run(
         "test_runs_per_resolved": test_runs / resolved if resolved else float("inf"),
         "llm_in_flight_peak": peak,
         "llm_in_flight_mean": mean,
+        "busy_cores": busy / wall,
+        "cpu_s_per_node": busy / expansions if expansions else float("nan"),
     }
+
+
+def busy_cpu_seconds() -> float:
+    """CPU seconds the whole machine has spent busy (not idle or waiting on I/O) since
+    boot, from ``/proc/stat``: every process counts (Docker, the containers' tests, Ray,
+    this driver), which is what shares the cores."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def median_of(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -201,11 +217,12 @@ def main() -> int:
     args = p.parse_args()
     out = anyio.run(main_async, args)
     print(f"\nnodes expanded per minute (median of {args.runs} runs):")
-    print("actors  nodes/min  x first  test runs/resolved  resolved")
+    print("actors  nodes/min  x first  test runs/resolved  resolved  busy cores  CPU s/node")
     for actors, row in out["scaling"].items():
         print(
             f"{actors:>6}  {row['nodes_per_minute']:9.1f}  {row['ratio_to_first']:7.2f}  "
-            f"{row['test_runs_per_resolved']:18.1f}  {row['resolved']:.0f}/4"
+            f"{row['test_runs_per_resolved']:18.1f}  {row['resolved']:6.0f}/4  "
+            f"{row['busy_cores']:10.2f}  {row['cpu_s_per_node']:10.2f}"
         )
     f = out["in_flight"]
     print(
