@@ -322,6 +322,12 @@ async def test_reap_orphans_removes_dead_owners_only(docker_host: str) -> None:
 # ------------------------------------------------------------------ killed runs
 
 
+def _default_sigint() -> None:
+    """In the child: SIGINT back to its default. A shell starts a background job with
+    SIGINT ignored, and a child inherits that; the test sends SIGINT as a user's Ctrl-C."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _cli(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log.open("wb") as f:
@@ -331,6 +337,7 @@ def _cli(argv: list[str], log: Path) -> subprocess.Popen[bytes]:
             stderr=subprocess.STDOUT,
             env=env,
             cwd=ROOT,
+            preexec_fn=_default_sigint,
         )
 
 
