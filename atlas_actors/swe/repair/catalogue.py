@@ -53,7 +53,12 @@ stmt_insert 40 (TBar FP4, "insert missed statement", e.g. a missing ``return``,
 ``break`` or increment), return_value 30 (TBar FP12), stmt_delete 20 (TBar FP15, GenProg
 delete), stmt_replace 15 (GenProg replace), guard_insert 15 (TBar FP2/FP3, null and
 range checkers), stmt_swap 10 (TBar FP14, move statement), decorator_change 3
-(ManySStuBs4J "Change Modifier").
+(ManySStuBs4J "Change Modifier"). The two families that build from the task's own words
+(:mod:`~atlas_actors.swe.repair.hints`: the issue's numbers and quoted messages, the
+failing tests' exceptions) are judgement too: condition_synthesize 15 (condition
+synthesis, ACS/Nopol) and exception_translate 10 (an escaping builtin exception turned
+into the project's own). They were added on 2026-11-26, before any measurement on a
+public program-repair benchmark.
 
 A candidate's prior is ``family.prior * suspiciousness`` of its statement (see
 :mod:`atlas_actors.swe.repair.operators`).
