@@ -17,7 +17,8 @@ Two measurements, side by side in one run:
    a time), and the time-weighted mean from the first request to the last answer.
 
 With ``--pipeline`` both parts run the pipelined search (``SWESearchConfig.pipeline``:
-the next node is selected as each expansion ends, not after the whole batch).
+the next node is selected as each expansion's proposals arrive, not after the whole
+batch).
 
 Both parts let a node take as many children as a batch has expansions (``max_children``
 = ``--parallel``, at least 3), so a fresh root fills a whole batch.

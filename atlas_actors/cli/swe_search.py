@@ -114,9 +114,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument(
         "--pipeline",
         action="store_true",
-        help="keep --parallel expansions running, selecting the next node as each ends "
-        "(more in flight; the tree then depends on timing: a seeded run is not "
-        "reproducible)",
+        help="keep --parallel proposer calls running, selecting the next node as each "
+        "expansion's proposals arrive (more in flight; the tree then depends on timing: a "
+        "seeded run is not reproducible)",
     )
     s.add_argument(
         "--rollout-depth",

@@ -294,10 +294,7 @@ class SWESearch:
             for node_id, result in zip(batch, results, strict=True):
                 if result is not None:
                     run.integrate(node_id, result, iteration)
-            run.stats.iterations += 1
-            await run.save()
-            if self.progress is not None:
-                self.progress(task.id, run.stats.model_copy())
+            await self._iteration_done(run)
             log.debug(
                 "task %s iteration %d: %d nodes, %d expansions, %d test runs",
                 task.id,
@@ -311,6 +308,13 @@ class SWESearch:
                 break
         return await run.finish(stopped)
 
+    async def _iteration_done(self, run: _Run) -> None:
+        """Count an integrated iteration, save the tree and report progress."""
+        run.stats.iterations += 1
+        await run.save()
+        if self.progress is not None:
+            self.progress(run.task.id, run.stats.model_copy())
+
     async def _pipelined(self, run: _Run) -> StopReason:
         """The search with ``pipeline``: ``parallel_expansions`` proposer calls always
         running. An expansion gives its proposer slot back as soon as its proposals
@@ -319,7 +323,6 @@ class SWESearch:
         wait on the environment that way. Each expansion is integrated as it ends (in
         completion order) and counts as an iteration."""
         cfg = self.config
-        task = run.task
         policy = run.policy
         # expansions past their proposal stage may wait on the environment, as many again
         limit = 2 * cfg.parallel_expansions
@@ -365,10 +368,7 @@ class SWESearch:
                     running -= 1
                     policy.remove_virtual_loss(run.nodes, node_id)
                     run.integrate(node_id, exp, pick)
-                    run.stats.iterations += 1
-                    await run.save()
-                    if self.progress is not None:
-                        self.progress(task.id, run.stats.model_copy())
+                    await self._iteration_done(run)
                 tg.cancel_scope.cancel()  # expansions still running are not integrated
         policy.clear()
         if scope.cancelled_caught:

@@ -262,7 +262,7 @@ RIGHT = replace("c = x", "c = 3")
 
 
 def _search(proposer: Any, **cfg: Any) -> tuple[SWESearch, ToyStepper, ToyEvaluator]:
-    stepper, evaluator = ToyStepper(), ToyEvaluator()
+    stepper, evaluator = cfg.pop("stepper", None) or ToyStepper(), ToyEvaluator()
     disc = cfg.pop("discriminator", Discriminator())
     config = SWESearchConfig(**cfg)
     return SWESearch(proposer, stepper, evaluator, disc, config), stepper, evaluator
@@ -625,7 +625,8 @@ class _OneSlowCall(RandomEditProposer):
 @pytest.mark.parametrize("pipeline", [False, True])
 async def test_a_pipelined_search_does_not_wait_for_a_slow_expansion(pipeline: bool) -> None:
     proposer = _OneSlowCall(slow_s=1.0)
-    cfg = SWESearchConfig(
+    search, _, _ = _search(
+        proposer,
         parallel_expansions=4,
         max_children=4,
         max_expansions=20,
@@ -633,7 +634,6 @@ async def test_a_pipelined_search_does_not_wait_for_a_slow_expansion(pipeline: b
         rollout_depth=0,
         pipeline=pipeline,
     )
-    search = SWESearch(proposer, ToyStepper(), ToyEvaluator(), Discriminator(), cfg)
     result = await search.search(toy_task(START, TARGET), seed=0)
     assert result.stats.expansions == 20 and result.stopped == "expansions"
     if pipeline:
@@ -664,8 +664,9 @@ async def test_pipelined_proposals_run_ahead_of_a_slow_environment(pipeline: boo
     proposer slot when its proposals arrive: more expansions reach the environment at
     once than there are proposer slots (at most twice as many)."""
     proposer = RandomEditProposer(["a = 1", "b = 2", "c = 3", "c = 4", "b = 0"], submit_rate=0.0)
-    stepper = ToyStepper(delays=_FixedDelay(0.1))
-    cfg = SWESearchConfig(
+    search, stepper, _ = _search(
+        proposer,
+        stepper=ToyStepper(delays=_FixedDelay(0.1)),
         parallel_expansions=2,
         max_children=4,
         max_expansions=16,
@@ -673,7 +674,6 @@ async def test_pipelined_proposals_run_ahead_of_a_slow_environment(pipeline: boo
         rollout_depth=0,
         pipeline=pipeline,
     )
-    search = SWESearch(proposer, stepper, ToyEvaluator(), Discriminator(), cfg)
     result = await search.search(toy_task(START, TARGET), seed=0)
     assert result.stats.expansions == 16
     if pipeline:

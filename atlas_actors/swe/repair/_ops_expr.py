@@ -525,6 +525,7 @@ def _synthesized(u: Unit, numbers: tuple[int, ...]) -> list[str]:
     Operands first on the left, numbers in the issue's order."""
     own = {" ".join(u.text(s.node).split()) for s in u.sites if isinstance(s.node, cst.Comparison)}
     ints = [s.node for s in u.sites if isinstance(s.node, cst.Integer)]
+    text = u.src.text
     out: dict[str, None] = {}
     for site in u.sites:
         cmp = site.node
@@ -538,17 +539,16 @@ def _synthesized(u: Unit, numbers: tuple[int, ...]) -> list[str]:
         for side, other, left in ((cmp.left, target.comparator, True),
                                   (target.comparator, cmp.left, False)):  # fmt: skip
             s0, s1 = u.span(side)
+            rest = " ".join(u.text(other).split())
             for node in ints:
                 a, b = u.span(node)
                 value = int_value(node)
                 if not (s0 <= a and b <= s1) or value is None:
                     continue
-                text = u.src.text
                 for n in numbers:
                     if n == value:
                         continue
                     changed = " ".join((text[s0:a] + str(n) + text[b:s1]).split())
-                    rest = " ".join(u.text(other).split())
                     for o in ops:
                         atom = f"{changed} {o} {rest}" if left else f"{rest} {o} {changed}"
                         if atom not in own:

@@ -194,11 +194,16 @@ def stmt_swap(u: Unit) -> None:
         )
 
 
+def _one_line_simple(info: StmtInfo) -> bool:
+    """A movable simple statement on one line (one that can be nested in a new block)."""
+    return _movable(info) and not info.compound and len(info.asts) == 1 and info.first == info.last
+
+
 def guard_insert(u: Unit) -> None:
     """Wrap a one-line statement in ``if <condition>:``: a condition of the function, a
     ``None`` check of an object it uses, or a range check of an index it uses."""
     info = u.info
-    if not _movable(info) or info.compound or len(info.asts) != 1 or info.first != info.last:
+    if not _one_line_simple(info):
         return
     line = info.first
     conditions: dict[str, None] = {}
@@ -257,10 +262,7 @@ def exception_translate(u: Unit) -> None:
     if (
         not caught
         or not info.in_function
-        or not _movable(info)
-        or info.compound
-        or len(info.asts) != 1
-        or info.first != info.last
+        or not _one_line_simple(info)
         or isinstance(info.asts[0], ast.Raise | ast.Break | ast.Continue | ast.Pass)
     ):
         return
@@ -268,14 +270,13 @@ def exception_translate(u: Unit) -> None:
     classes = defined + [n for n in u.facts.raised if n not in defined]
     if not classes:
         return
-    messages = [_quoted(m) for m in u.hints.strings] + ["str(exc)"]
     nl = u.src.newline
     step, body = _block_parts(u)
     if not body.endswith(("\n", "\r")):
         body += nl
     inner = info.indent + step
     name = "exc" if "exc" not in u.scope.variables() else "exc_"
-    messages = [m if m != "str(exc)" else f"str({name})" for m in messages]
+    messages = [_quoted(m) for m in u.hints.strings] + [f"str({name})"]
     made = 0
     for exc in caught:
         for cls in classes[:2]:
