@@ -137,11 +137,18 @@ def add_eval_parser(sub: Any) -> None:
         "instance images are pulled first (see --pull); containers are removed even when "
         "the run is killed (a watcher process, and orphan reaping at the next start).",
     )
-    swe.add_argument(
+    what = swe.add_mutually_exclusive_group(required=True)
+    what.add_argument(
         "--predictions",
-        required=True,
         metavar="FILE",
         help="predictions JSONL (instance_id, model_name_or_path, model_patch)",
+    )
+    what.add_argument(
+        "--gold",
+        action="store_true",
+        help="validate the instances instead: each runs with an empty patch and its gold "
+        "patch; resolved = reproducible (FAIL_TO_PASS fail then pass, PASS_TO_PASS pass "
+        "in both); writes validation.json naming the tests that misbehave",
     )
     swe.add_argument(
         "--out",

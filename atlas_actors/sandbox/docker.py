@@ -27,7 +27,7 @@ import socket
 import tarfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -265,10 +265,12 @@ class DockerClient:
         labels: Mapping[str, str] | None = None,
         network: str = "none",
         nocache: bool = False,
+        on_line: Callable[[str], None] | None = None,
     ) -> list[str]:
         """``docker build`` from a tar build context, with ``network`` (default none).
 
-        Returns the build log lines; raises DockerError naming the failing step.
+        Returns the build log lines (each also given to ``on_line`` as it arrives);
+        raises DockerError naming the failing step.
         """
         params: dict[str, Any] = {
             "t": tag,
@@ -296,9 +298,9 @@ class DockerClient:
                     while b"\n" in buf:
                         raw, buf = buf.split(b"\n", 1)
                         if raw.strip():
-                            _build_line(json.loads(raw), lines)
+                            _build_line(json.loads(raw), lines, on_line)
                 if buf.strip():
-                    _build_line(json.loads(buf), lines)
+                    _build_line(json.loads(buf), lines, on_line)
             return lines
 
         return await self.call(f"build {tag}", run(), timeout_s)
@@ -383,14 +385,20 @@ def _status(e: DockerError) -> int | None:
     return None
 
 
-def _build_line(msg: dict[str, Any], lines: list[str]) -> None:
+def _build_line(
+    msg: dict[str, Any], lines: list[str], on_line: Callable[[str], None] | None = None
+) -> None:
     if "error" in msg or "errorDetail" in msg:
         detail = msg.get("errorDetail", {}).get("message") or msg.get("error")
+        if on_line is not None:
+            on_line(f"error: {detail}\n")
         tail = "".join(lines[-20:])
         raise DockerError(f"image build failed: {detail}\n{tail}")
     text = msg.get("stream") or msg.get("status") or ""
     if text:
         lines.append(str(text))
+        if on_line is not None:
+            on_line(str(text))
 
 
 class Container:
