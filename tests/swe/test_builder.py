@@ -352,9 +352,7 @@ def test_swe_eval_gold_validates(
     report = json.loads((out / "report.json").read_text())
     assert report["resolved_ids"] == [good.instance_id]
     assert report["unresolved_ids"] == [wrong_gold.instance_id]
-    verdict = json.loads((out / "validation.json").read_text())["instances"][
-        wrong_gold.instance_id
-    ]
+    verdict = json.loads((out / "validation.json").read_text())["instances"][wrong_gold.instance_id]
     assert not verdict["reproducible"]
     assert verdict["reason"] == "the gold patch does not apply"
 
