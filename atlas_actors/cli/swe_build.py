@@ -118,6 +118,13 @@ def add_parser(sub: Any) -> None:
         help="do not debootstrap a missing base image (atlas-swe-base:<suite>); fail instead",
     )
     b.add_argument(
+        "--image-prefix",
+        default="atlas-swe",
+        metavar="NAME",
+        help="start of the image names: NAME-python:3.9, NAME-env/..., NAME-eval/<id>:latest "
+        "(atlas-swe)",
+    )
+    b.add_argument(
         "--force",
         action="store_true",
         help="rebuild the environment and instance images even when unchanged",
@@ -181,6 +188,7 @@ def build_config(args: argparse.Namespace) -> Any:
         pip_pins=parse_pins(args.pip_pin),
         build_timeout_s=args.build_timeout,
         force=args.force,
+        image_prefix=args.image_prefix,
     )
 
 
