@@ -6,6 +6,7 @@ package index, in layers (:mod:`atlas_actors.swe.builder`), optionally validated
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import anyio
 
 from atlas_actors.cli.common import positive_float, positive_int, split_ids
 from atlas_actors.errors import ConfigError
+from atlas_actors.swe.builder import DEFAULT_UPLOADED_PRIOR_TO
 
 PIP_PIN_HELP = (
     "install this pip first in a repository's environments: owner/name=REQ or "
@@ -101,8 +103,10 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--uploaded-prior-to",
         metavar="DATE",
-        help="resolve dependencies as of DATE (pip's --uploaded-prior-to, e.g. 2024-06-01): "
-        "a rebuild gets the same versions (default: the newest)",
+        default=DEFAULT_UPLOADED_PRIOR_TO,
+        help="resolve dependencies as of DATE (pip's --uploaded-prior-to: an ISO 8601 date "
+        "or time), or 'newest'; the repositories' old versions break with today's "
+        f"setuptools and pytest (default {DEFAULT_UPLOADED_PRIOR_TO})",
     )
     b.add_argument("--pip-pin", action="append", default=[], metavar="REPO=REQ", help=PIP_PIN_HELP)
     b.add_argument(
@@ -168,6 +172,18 @@ def parse_pins(values: list[str]) -> dict[str, str]:
     return _pairs(values, "--pip-pin", "OWNER/NAME[@VERSION]=REQUIREMENT")
 
 
+def parse_uploaded_prior_to(value: str) -> str | None:
+    """``--uploaded-prior-to``: an ISO 8601 date or time, or ``newest`` (None)."""
+    if value.strip().lower() == "newest":
+        return None
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:?\d{2})?)?", value.strip()):
+        raise ConfigError(
+            f"--uploaded-prior-to {value!r}: expected an ISO 8601 date or time "
+            "(2024-01-01, 2024-01-01T00:00:00Z) or 'newest'"
+        )
+    return value.strip()
+
+
 def build_config(args: argparse.Namespace) -> Any:
     from atlas_actors.swe.builder import BuildConfig
 
@@ -184,7 +200,7 @@ def build_config(args: argparse.Namespace) -> Any:
         build_bases=not args.no_build_bases,
         index_url=args.index_url,
         ca_bundle=Path(args.ca_bundle) if args.ca_bundle else None,
-        uploaded_prior_to=args.uploaded_prior_to,
+        uploaded_prior_to=parse_uploaded_prior_to(args.uploaded_prior_to),
         pip_pins=parse_pins(args.pip_pin),
         build_timeout_s=args.build_timeout,
         force=args.force,

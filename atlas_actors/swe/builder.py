@@ -61,6 +61,9 @@ from atlas_actors.swe.specs import (
 )
 
 Status = Literal["built", "cached", "failed", "skipped"]
+DEFAULT_UPLOADED_PRIOR_TO = "2024-01-01T00:00:00Z"
+"""The date dependencies are resolved as of unless told otherwise (see
+:attr:`BuildConfig.uploaded_prior_to`)."""
 REQUIRED_FIELDS = (
     "instance_id",
     "repo",
@@ -101,8 +104,11 @@ class BuildConfig(BaseModel):
     """The package index pip uses in the images (default: this machine's, else PyPI)."""
     ca_bundle: Path | None = None
     """The CA bundle copied into the images (default: this machine's pip's)."""
-    uploaded_prior_to: str | None = None
-    """Resolve dependencies as of this date (pip's ``--uploaded-prior-to``)."""
+    uploaded_prior_to: str | None = DEFAULT_UPLOADED_PRIOR_TO
+    """Resolve dependencies as of this date (pip's ``--uploaded-prior-to``; None: the
+    newest). The default is of the era of SWE-bench's harness: newer setuptools no longer
+    ship ``pkg_resources`` and pytest 8 no longer runs nose-style ``setup`` methods, both
+    of which the repositories at their SWE-bench versions use."""
     pip_pins: dict[str, str] = Field(default_factory=dict)
     """``owner/name`` or ``owner/name@version`` -> the pip requirement installed first in
     its environment (``pip<24.1``), for specs an older pip needs; merged over

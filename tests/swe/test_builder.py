@@ -367,5 +367,7 @@ def test_swe_build_flag_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "--mirrors DIR or --mirror OWNER/NAME=PATH" in capsys.readouterr().err
     assert main([*base, "--mirror", "nothing"]) == 2
     assert "--mirror 'nothing': expected OWNER/NAME=PATH" in capsys.readouterr().err
+    assert main([*base, "--mirrors", str(tmp_path), "--uploaded-prior-to", "last year"]) == 2
+    assert "--uploaded-prior-to 'last year': expected an ISO 8601" in capsys.readouterr().err
     assert main([*base, "--mirrors", str(tmp_path)]) == 2
     assert "line 1: field 'instance_id' is missing" in capsys.readouterr().err
