@@ -131,7 +131,8 @@ def add_parser(sub: Any) -> None:
     b.add_argument(
         "--force",
         action="store_true",
-        help="rebuild the environment and instance images even when unchanged",
+        help="rebuild the environment and instance images even when unchanged, every step "
+        "run again (Docker's build cache not used)",
     )
     v = p.add_argument_group("validation")
     v.add_argument(

@@ -116,7 +116,8 @@ class BuildConfig(BaseModel):
     build_timeout_s: float = Field(default=3600.0, gt=0)
     """Limit for one image build."""
     force: bool = False
-    """Rebuild the environment and instance images even when their key matches."""
+    """Rebuild the environment and instance images even when their key matches, every
+    step run again (none of Docker's cached steps reused)."""
     recover_missing_files: bool = True
     """Look for the files a partial mirror lacks in the project's release on the package
     index (matched by git blob id: exactly the missing file or nothing)."""
@@ -373,7 +374,9 @@ class Builder:
                 self.progress(BuildEvent("cached", tag))
                 return
             async with self.limiter:
-                state.labels, state.seconds = await self._build(tag, key, make, network, labels)
+                state.labels, state.seconds = await self._build(
+                    tag, key, make, network, labels, nocache=force
+                )
             state.built = True
 
         return await self._once(tag, fill)
@@ -385,7 +388,10 @@ class Builder:
         make: Callable[[], layers.Context],
         network: str,
         labels: Callable[[], dict[str, str]],
+        *,
+        nocache: bool = False,
     ) -> tuple[dict[str, str], float]:
+        """Build ``tag`` (``nocache``: none of Docker's cached steps reused)."""
         from atlas_actors.errors import DockerError
 
         self.progress(BuildEvent("start", tag))
@@ -426,6 +432,7 @@ class Builder:
                     timeout_s=self.config.build_timeout_s,
                     labels=all_labels,
                     network=network,
+                    nocache=nocache,
                     on_line=on_line,
                 )
             except DockerError as e:

@@ -131,18 +131,40 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def prefix(docker_host: str) -> Iterator[str]:
-    """An image prefix of this test run's own; its images are removed afterwards."""
+    """An image prefix of this test run's own; its images are removed afterwards, with
+    what grew on them (the steps a failed build kept for Docker's cache)."""
     name = f"atlas-swe-test-{os.urandom(3).hex()}"
     yield name
-    images = subprocess.run(
-        ["docker", "images", "--format", "{{.Repository}}:{{.Tag}}"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    ).stdout.split()
-    mine = [i for i in images if i.startswith(name)]
-    if mine:
-        subprocess.run(["docker", "rmi", "-f", *mine], capture_output=True, timeout=300)
+
+    def docker(*args: str) -> str:
+        return subprocess.run(["docker", *args], capture_output=True, text=True, timeout=300).stdout
+
+    ours = {
+        line.split()[1]
+        for line in docker(
+            "images", "--no-trunc", "--format", "{{.Repository}} {{.ID}}"
+        ).splitlines()
+        if line.startswith(name)
+    }
+    every = docker("images", "-a", "-q", "--no-trunc").split()
+    parent = dict(
+        line.split(" ", 1)
+        for line in docker(
+            "image", "inspect", "--format", "{{.Id}} {{.Parent}}", *every
+        ).splitlines()
+        if line.strip()
+    )
+
+    def depth(image: str) -> int:  # how many of ours it grew on
+        n = 0
+        while image:
+            n += image in ours
+            image = parent.get(image, "").strip()
+        return n
+
+    doomed = sorted((i for i in every if depth(i)), key=depth, reverse=True)  # children first
+    if doomed:
+        docker("rmi", *doomed)
 
 
 def config(tiny: dict[str, Any], prefix: str) -> BuildConfig:
@@ -232,6 +254,37 @@ async def test_a_rebuild_is_a_no_op(
     entry = report["instances"]["local__tiny-1"]
     assert entry["status"] == "cached" and entry["seconds"] == 0
     assert entry["instance_build_seconds"] > 0  # kept from the run that built it
+
+
+def image_id(tag: str) -> str:
+    return subprocess.run(
+        ["docker", "image", "inspect", "--format", "{{.Id}}", tag],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout.strip()
+
+
+async def test_force_rebuilds_every_step(
+    first_build: tuple[Path, dict[str, Any], list[BuildEvent]],
+    tiny: dict[str, Any],
+    prefix: str,
+    tmp_path: Path,
+) -> None:
+    _, recs, _ = first_build
+    rec = recs["local__tiny-1"]
+    before = [image_id(rec.image), image_id(rec.env_image)]  # children first
+    forced = config(tiny, prefix).model_copy(update={"force": True})
+    try:
+        events: list[BuildEvent] = []
+        [again] = await build_instances([tiny["rows"][0]], forced, tmp_path, progress=events.append)
+        assert again.status == "built"
+        assert {e.image for e in events if e.kind == "start"} == {rec.env_image, rec.image}
+        lines = [e.text for e in events if e.kind == "line"]
+        assert lines and not any("Using cache" in t for t in lines)
+    finally:  # the images the rebuild replaced, untagged now
+        subprocess.run(["docker", "rmi", *before], capture_output=True, timeout=300)
 
 
 async def test_built_instances_validate_with_their_tests(
