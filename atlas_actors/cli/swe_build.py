@@ -14,7 +14,7 @@ import anyio
 
 from atlas_actors.cli.common import positive_float, positive_int, split_ids
 from atlas_actors.errors import ConfigError
-from atlas_actors.swe.builder import DEFAULT_UPLOADED_PRIOR_TO
+from atlas_actors.swe.builder import DEFAULT_UPLOADED_PRIOR_TO, BuildConfig
 
 PIP_PIN_HELP = (
     "install this pip first in a repository's environments: owner/name=REQ or "
@@ -185,9 +185,7 @@ def parse_uploaded_prior_to(value: str) -> str | None:
     return value.strip()
 
 
-def build_config(args: argparse.Namespace) -> Any:
-    from atlas_actors.swe.builder import BuildConfig
-
+def build_config(args: argparse.Namespace) -> BuildConfig:
     if not args.mirrors and not args.mirror:
         raise ConfigError("give the repositories with --mirrors DIR or --mirror OWNER/NAME=PATH")
     if args.mirrors and not Path(args.mirrors).is_dir():
