@@ -505,13 +505,15 @@ class Builder:
         sysp = self.config.system_site_packages
         plan = layers.python_context(base_image, python, pip, [], system_site_packages=sysp)
         dated = pip.uploaded_prior_to
-        key = layers.context_key(plan, base.labels.get("id", ""), python, packages, dated)
+        key = layers.context_key(
+            plan, base.labels.get("id", ""), python, packages, dated, layers.BOOTSTRAP_SOURCE
+        )
 
         def make() -> layers.Context:
             wheels = []
             if packages:
                 folder = self.work / f"wheels-{python}"
-                wheels = layers.download_wheels(packages, python, folder, dated)
+                wheels = layers.download_wheels(packages, python, folder, pip)
             return layers.python_context(base_image, python, pip, wheels, system_site_packages=sysp)
 
         return await self.layer(

@@ -2,8 +2,9 @@
 
 * **base** ``atlas-swe-base:<suite>``: a minimal Debian (:mod:`atlas_actors.swe.bases`);
 * **python** ``atlas-swe-python:<X.Y>``: the base with a venv at ``/opt/venv`` (on
-  ``PATH``) holding a current pip, setuptools and wheel (fetched on this machine with its
-  pip, its index and CA bundle, and copied in: the build needs no network), and pip
+  ``PATH``) holding pip, setuptools and wheel (fetched on this machine from the images'
+  index as of the dependency date, pip the newest, and copied in: the build needs no
+  network), and pip
   pointed at the machine's package index with the machine's CA bundle copied into the
   image (``/etc/pip.conf``, ``/etc/atlas-actors/ca-certificates.crt``);
 * **environment** ``atlas-swe-env/<owner>__<name>:<version>``: the repository at
@@ -170,24 +171,35 @@ def host_pip_settings(
 
 
 def download_wheels(
-    packages: Sequence[str], python: str, dest: Path, uploaded_prior_to: str | None = None
+    packages: Sequence[str], python: str, dest: Path, pip: PipSettings
 ) -> list[Path]:
-    """Wheels of ``packages`` and their dependencies for Python ``python``, fetched with
-    this machine's pip (its index, CA bundle and local wheel folders): the newest that
-    support that Python, or the newest uploaded before ``uploaded_prior_to``, except pip
-    itself (the newest: it must know ``--uploaded-prior-to`` for the installs after it)."""
+    """Wheels of ``packages`` and their dependencies for Python ``python``, fetched on
+    this machine from the index the images use (``pip``: its index, CA bundle and date;
+    this machine's own pip settings, local folders among them, are ignored), as pip in
+    an image would resolve them: the newest uploaded before ``pip.uploaded_prior_to``,
+    except pip itself (the newest: it must know ``--uploaded-prior-to``)."""
     dest.mkdir(parents=True, exist_ok=True)
+    index = ["--isolated", "--index-url", pip.index_url, "--timeout", str(pip.timeout_s)]
+    for url in pip.extra_index_urls:
+        index += ["--extra-index-url", url]
+    if pip.ca_bundle is not None:
+        index += ["--cert", str(pip.ca_bundle)]
     groups = [[p for p in packages if p == "pip"], [p for p in packages if p != "pip"]]
     for group, dated in ((groups[0], False), (groups[1], True)):
         if not group:
             continue
-        when = ["--uploaded-prior-to", uploaded_prior_to] if dated and uploaded_prior_to else []
+        when = (
+            ["--uploaded-prior-to", pip.uploaded_prior_to]
+            if dated and pip.uploaded_prior_to
+            else []
+        )
         r = subprocess.run(
             [
                 sys.executable,
                 "-m",
                 "pip",
                 "download",
+                *index,
                 "--quiet",
                 "--only-binary=:all:",
                 "--python-version",
@@ -203,10 +215,14 @@ def download_wheels(
         )
         if r.returncode != 0:
             raise ConfigError(
-                f"cannot fetch {' '.join(group)} for Python {python} with this machine's "
-                f"pip: {(r.stderr or r.stdout)[-1500:]}"
+                f"cannot fetch {' '.join(group)} for Python {python} from {pip.index_url}: "
+                f"{(r.stderr or r.stdout)[-1500:]}"
             )
     return sorted(dest.glob("*.whl"))
+
+
+BOOTSTRAP_SOURCE = "the images' index, as of the date"
+"""How the python layer's wheels are chosen (part of its build key)."""
 
 
 # ----------------------------------------------------------- build contexts
