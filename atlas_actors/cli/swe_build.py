@@ -250,7 +250,9 @@ class BuildDisplay:
             summary = "  ".join(f"{k} {v}" for k, v in sorted(self.counts.items()))
             p.update(self.job, advance=1, summary=summary)
             if status in ("failed", "skipped") and event.result is not None:
-                p.console.print(f"[yellow]{event.result.instance_id}[/]: {event.result.reason}")
+                p.console.print(
+                    f"[yellow]{event.result.instance_id}[/]: {event.result.reason}", soft_wrap=True
+                )
             return
         if event.kind == "start":
             self.rows[event.image] = p.add_task(f"  {event.image}", total=None, summary="")
@@ -259,7 +261,7 @@ class BuildDisplay:
             p.update(row, summary=event.text[:80])
         elif event.kind in ("built", "failed") and row is not None:
             p.update(row, visible=False)
-            p.console.print(f"{event.kind} {event.image} {event.text[:200]}")
+            p.console.print(f"{event.kind} {event.image} {event.text[:200]}", soft_wrap=True)
 
 
 async def run_swe_build(args: argparse.Namespace) -> int:
@@ -345,4 +347,4 @@ async def validate_built(args: argparse.Namespace, ids: list[str], out: Path, co
     console.print(f"reproducible {ok} of {len(verdicts)}; {out}/validation.json")
     for iid, v in sorted(verdicts.items()):
         if not v["reproducible"]:
-            console.print(f"[yellow]{iid}[/]: {v['reason'][:500]}")
+            console.print(f"[yellow]{iid}[/]: {v['reason'][:500]}", soft_wrap=True)
