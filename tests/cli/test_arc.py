@@ -159,6 +159,45 @@ def test_unknown_ids_and_missing_task_folder(
     assert "does not exist" in capsys.readouterr().err
 
 
+GOOD_TASK = {"train": [{"input": [[1, 2]], "output": [[2, 1]]}], "test": [{"input": [[3, 4]]}]}
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (
+            {**GOOD_TASK, "train": [{"input": [[1, 2]], "output": [[12, 1]]}]},
+            "task bad train pair 0 output: colours must be 0-9, found 12",
+        ),
+        (
+            {**GOOD_TASK, "test": [{"inp": [[1]]}]},
+            "task bad: test pair 0 needs an 'input' grid ('output' optional), has keys 'inp'",
+        ),
+        (
+            {"k1": {**GOOD_TASK, "train": [{"input": [[1, 2]]}]}},
+            "task k1: train pair 0 needs 'input' and 'output' grids, has keys 'input'",
+        ),
+        ([1, 2], "expected an ARC task"),
+        ("{not json", "not valid JSON"),
+    ],
+)
+def test_a_bad_task_file_is_named_with_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: Any, what: str
+) -> None:
+    """One bad file among good ones: the run stops before searching, naming the file's
+    path and the field that is wrong (with what is allowed)."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    (folder / "good.json").write_text(json.dumps(GOOD_TASK))
+    bad = folder / "bad.json"
+    bad.write_text(content if isinstance(content, str) else json.dumps(content))
+    out = tmp_path / "out"
+    assert run_cli("arc", "--no-ray", "--tasks", str(folder), "--out", str(out), *FAST) == 2
+    err = capsys.readouterr().err
+    assert f"--tasks: {bad}: " in err and what in err
+    assert not (out / "results.jsonl").exists()
+
+
 @pytest.mark.slow
 def test_killed_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
     """A real ``atlas-actors`` process killed mid-run; ``--resume`` finishes the rest."""
