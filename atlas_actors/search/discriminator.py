@@ -250,7 +250,10 @@ class RolloutEnv:
     call_timeout_s: float | None = None
     """Limit for each proposer, stepper and evaluator call (None: none)."""
     limiter: anyio.CapacityLimiter | None = None
-    """Held around each stepper and evaluator call (the search's environment slots)."""
+    """Held around each stepper call (the search's environment slots). Not around the
+    evaluator's: one that shares verdicts (the search's) takes a slot only to compute a
+    verdict it does not have, and a slot held while waiting for another caller's
+    computation of the same verdict, which needs a slot too, could wait for ever."""
 
 
 class _Model(BaseModel):
@@ -422,7 +425,7 @@ class Discriminator:
                     stopped = "rejected"
                     break
                 outcomes: list[Outcome] = await call_limited(
-                    env.call_timeout_s, env.limiter, env.evaluator.evaluate, task, [tr.solution]
+                    env.call_timeout_s, None, env.evaluator.evaluate, task, [tr.solution]
                 )
             except Exception as exc:
                 stopped = f"error: environment: {type(exc).__name__}: {exc}"[:300]

@@ -370,7 +370,10 @@ async def test_final_answer_is_the_discriminators_pick_among_finished_nodes() ->
     assert plain.best is not None and "b = 7" in plain.best.solution
 
 
-async def test_rollout_finds_a_resolving_state_and_it_is_grafted() -> None:
+@pytest.mark.parametrize("concurrency", [None, 1, 2])
+async def test_rollout_finds_a_resolving_state_and_it_is_grafted(concurrency: int | None) -> None:
+    """Also under a limit on environment calls (``concurrency``), where a rollout step's
+    verdict must not wait for a slot its own step holds."""
     a1 = replace("a = 1", "a = 1 ")
     proposer = ScriptedProposer({START: [a1], "a = 1 \nb = 2\nc = x\n": [RIGHT]})
     disc = Discriminator()
@@ -381,6 +384,7 @@ async def test_rollout_finds_a_resolving_state_and_it_is_grafted() -> None:
         max_expansions=1,
         discriminator_threshold=0.0,
         rollout_depth=3,
+        concurrency=concurrency,
     )
     result = await search.search(toy_task(START, "a = 1 \nb = 2\nc = 3\n"), seed=0)
     tree = result.tree.nodes
