@@ -734,7 +734,7 @@ class _Run:
             and not child.outcome.success
             and not tr.done
             and node.depth + 1 < cfg.max_depth
-            and disc.should_rollout(child.estimate.value, cfg.discriminator_threshold)
+            and disc.should_rollout(child.estimate.value, self.policy.rollout_threshold(self.nodes))
         ):
             start = NodeView(
                 node_id=f"{node.id}+{index}",
