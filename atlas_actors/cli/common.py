@@ -87,8 +87,9 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--retry-unsolved",
         action="store_true",
-        help="search again a task memory holds as searched without success under the "
-        "same settings (default: answer it from memory, re-verifying its best solutions)",
+        help="search again a task memory holds as searched without success (or with an "
+        "answer the environment doubted) under the same settings (default: answer it from "
+        "memory, re-verifying its best solutions)",
     )
 
 
