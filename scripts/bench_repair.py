@@ -99,8 +99,11 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
             rollout_depth=0,
         )
         search = SWESearch(proposer, evaluator, evaluator, Discriminator(), config)
-        result = await search.search(task, seed=args.seed)
+        tree_path = args.save / f"{inst.instance_id}.tree.json" if args.save else None
+        result = await search.search(task, seed=args.seed, tree_path=tree_path)
         final = result.best.solution if result.best is not None else ""
+        if args.save:
+            (args.save / f"{inst.instance_id}.patch").write_text(final or "")
         verdict = await evaluator.verify(task, final or "")
         report = proposer.report(task.id)
         row.update(
@@ -193,7 +196,14 @@ def main() -> int:
     p.add_argument("--only", nargs="*", help="only bugs whose id contains one of these")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--json", type=Path, help="also write every row and the totals here")
+    p.add_argument(
+        "--save",
+        type=Path,
+        help="write each bug's final patch (<id>.patch) and search tree (<id>.tree.json) here",
+    )
     args = p.parse_args()
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
     out = anyio.run(main_async, args)
     print(
         "\nkind       bugs resolved  first-pass med/p90  evals/s  verifies/bug  "
