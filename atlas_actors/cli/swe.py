@@ -42,7 +42,12 @@ from atlas_actors.cli.common import (
     split_ids,
     write_json_atomic,
 )
-from atlas_actors.cli.swe import add_swe_data_flags, load_swe_instances, swe_run
+from atlas_actors.cli.swe_eval import (
+    add_swe_data_flags,
+    load_swe_instances,
+    run_swe_eval,
+    swe_run_of,
+)
 from atlas_actors.config import EngineConfig, LLMConfig, SWESearchConfig
 from atlas_actors.errors import ConfigError
 from atlas_actors.types import Task, TaskResult
@@ -374,7 +379,7 @@ async def run_swe(args: argparse.Namespace) -> int:
                 f"{stats.get('evaluations', 0):g}  llm cost {stats.get('tree_llm_cost', 0):.4g}"
             )
 
-        async with swe_run(args, instances, out_dir=out_dir, progress=progress.bar) as run:
+        async with swe_run_of(args, instances, out_dir=out_dir, progress=progress.bar) as run:
             # images present (pulled once each, up front), containers labelled and reaped
             options = {**config.environment_options.get("swe", {}), **run.environment_options}
             config = config.model_copy(
@@ -403,8 +408,6 @@ async def _grade(
     args: argparse.Namespace, instances: list[Any], predictions: Path, out: Path
 ) -> dict[str, Any]:
     """Grade the predictions as ``swe-eval`` does; the report's counts."""
-    from atlas_actors.cli.swe import run_swe_eval
-
     # swe-eval's own flags, as this run was given them (instances, images, engine)
     grade_args = argparse.Namespace(
         **{**vars(args), "predictions": str(predictions), "out": str(out)}

@@ -1,14 +1,14 @@
-"""``atlas-actors swe-eval``: grade SWE-bench-format predictions in containers; and what
-every SWE command shares (:func:`add_swe_data_flags`, :func:`load_swe_instances`,
-:func:`swe_run`): where instances come from, how missing images are pulled or built, and
-the guard that leaves no container behind.
+"""``atlas-actors swe-eval``: grade SWE-bench-format predictions in containers; and the
+flags every SWE command shares (:func:`add_swe_data_flags`, :func:`load_swe_instances`,
+:func:`swe_run_of`): where instances come from and how missing images are pulled or
+built (the run set-up itself is :func:`atlas_actors.swe.run.swe_run`).
 
 A SWE command uses them like this::
 
     add_swe_data_flags(parser)                       # --instances --split --pull ...
     ...
     instances = await load_swe_instances(args)
-    async with swe_run(args, instances, out_dir=out, progress=bar) as run:
+    async with swe_run_of(args, instances, out_dir=out, progress=bar) as run:
         pool = EnvironmentPool(n, options={"swe": run.environment_options}, ...)
         ...                                          # run.images.record: what was pulled
 """
@@ -16,19 +16,20 @@ A SWE command uses them like this::
 from __future__ import annotations
 
 import argparse
-import sys
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager, suppress
-from dataclasses import dataclass, field
+import os
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from atlas_actors.cli.common import add_engine_flags, positive_float, positive_int
-from atlas_actors.swe.images import PULL_POLICIES, LayerProgress, PullOptions, RunImages
-from atlas_actors.swe.instances import DEFAULT_HUB_TIMEOUT_S, SWEInstance
+from atlas_actors.errors import ConfigError
+from atlas_actors.swe.evaluate import grade_predictions, load_predictions, write_report
+from atlas_actors.swe.images import PULL_POLICIES
+from atlas_actors.swe.instances import DEFAULT_HUB_TIMEOUT_S, SWEInstance, load_instances
+from atlas_actors.swe.run import SWERun, run_display, swe_run
 
 SWE_DATA_DEFAULTS: dict[str, Any] = {
     "split": "test",
@@ -161,9 +162,96 @@ def add_eval_parser(sub: Any) -> None:
 
 
 async def run_swe_eval(args: argparse.Namespace) -> int:
-    from atlas_actors.swe.evaluate import run_swe_eval_command
+    """``atlas-actors swe-eval``: grade ``--predictions`` against ``--instances`` into ``--out``.
 
-    return await run_swe_eval_command(args)
+    Reads ``predictions``, ``out``, ``backend``, ``quiet``, ``workers``, ``address``,
+    ``no_ray`` and the shared SWE flags (:func:`add_swe_data_flags`)
+    from ``args``. The images of the predicted instances are made present first (pulled
+    per ``--pull``, progress per layer in the same display); then, with Ray (default), a
+    pool of ``--workers`` environment actors grades in parallel, or with ``--no-ray``
+    ``--workers`` in-process environments do. ``report.json`` gets an ``images`` section
+    (what was present, pulled, built, pruned).
+    """
+    from rich.console import Console
+
+    from atlas_actors.environments.local import LocalEvaluator
+    from atlas_actors.swe.environment import SWEEnvironment
+
+    console = Console(stderr=True)
+    insts = await load_swe_instances(args)
+    preds = await anyio.to_thread.run_sync(load_predictions, args.predictions)
+    by_id = {i.instance_id: i for i in insts}
+    wanted = [by_id[i] for i in dict.fromkeys(p["instance_id"] for p in preds) if i in by_id]
+    workers = int(args.workers or os.cpu_count() or 1)
+    counts = {"resolved": 0, "unresolved": 0, "empty": 0, "error": 0}
+    bar = run_display(console, quiet=bool(args.quiet))
+    job = bar.add_task(
+        "[bold]swe-eval", total=len({p["instance_id"] for p in preds}), summary="", kind="tasks"
+    )
+
+    def progress(done: int, total: int, iid: str, status: str) -> None:
+        counts[status.removeprefix("cached-")] += 1
+        summary = f"resolved {counts['resolved']}  unresolved {counts['unresolved']}"
+        if counts["empty"] or counts["error"]:
+            summary += f"  empty {counts['empty']}  error {counts['error']}"
+        bar.update(job, completed=done, summary=summary)
+
+    out_dir = Path(args.out)
+    with bar:
+        async with swe_run_of(args, wanted, out_dir=out_dir, progress=bar) as run:
+            options = run.environment_options
+            if args.no_ray:
+                evaluators = [
+                    LocalEvaluator(factory=lambda t: SWEEnvironment(**options), max_tasks=1)
+                    for _ in range(workers)
+                ]
+                try:
+                    report = await grade_predictions(
+                        insts, preds, out_dir, evaluators, progress=progress
+                    )
+                finally:
+                    for ev in evaluators:
+                        await ev.aclose()
+            else:
+                from atlas_actors.actors.engine import RayRuntime
+                from atlas_actors.actors.pool import EnvironmentPool
+                from atlas_actors.config import EngineConfig
+
+                runtime = RayRuntime(EngineConfig(workers=workers, address=args.address))
+                await anyio.to_thread.run_sync(runtime.start)
+                pool = EnvironmentPool(
+                    workers,
+                    options={"swe": options},
+                    cache_sizes={"swe": 1},
+                    max_in_flight_per_actor=1,  # one container per actor: no sharing
+                    call_timeout_s=3600.0,
+                    actor_options={"num_cpus": 0},  # actors wait on containers, not CPU
+                )
+                try:
+                    await pool.start()
+                    report = await grade_predictions(
+                        insts, preds, out_dir, pool, progress=progress, concurrency=workers
+                    )
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await pool.aclose()
+                        await anyio.to_thread.run_sync(runtime.shutdown)
+        if run.images is not None:
+            report["images"] = run.images.record.as_dict()
+            await anyio.to_thread.run_sync(write_report, out_dir / "report.json", report)
+    out = out_dir / "report.json"
+    console.print(
+        f"resolved {report['resolved_instances']} / {report['submitted_instances']} submitted "
+        f"({report['unresolved_instances']} unresolved, {report['empty_patch_instances']} "
+        f"empty, {report['error_instances']} errors); report: {out}"
+    )
+    if run.images is not None and (run.images.record.pulled or run.images.record.pruned):
+        rec = run.images.record
+        console.print(
+            f"images: {len(rec.pulled)} pulled, {len(rec.built)} built, "
+            f"{len(rec.pruned)} pruned (see {out_dir / 'images.json'})"
+        )
+    return 0
 
 
 # ------------------------------------------------------------------ shared run set-up
@@ -171,8 +259,6 @@ async def run_swe_eval(args: argparse.Namespace) -> int:
 
 async def load_swe_instances(args: argparse.Namespace) -> list[SWEInstance]:
     """``--instances`` (with ``--split``, ``--hub-timeout``), loaded in a worker thread."""
-    from atlas_actors.swe.instances import load_instances
-
     args = swe_data_flags(args)
 
     def load() -> list[SWEInstance]:
@@ -183,8 +269,6 @@ async def load_swe_instances(args: argparse.Namespace) -> list[SWEInstance]:
 
 def check_swe_data_flags(args: argparse.Namespace) -> None:
     """Flag combinations argparse cannot check (ConfigError naming the flags)."""
-    from atlas_actors.errors import ConfigError
-
     if args.build_missing and not args.task_repo:
         raise ConfigError(
             "--build-missing needs --task-repo DIR (a swebench 5.x task repo with "
@@ -194,184 +278,26 @@ def check_swe_data_flags(args: argparse.Namespace) -> None:
         raise ConfigError(f"--task-repo {args.task_repo}: no tasks/ folder there")
 
 
-@dataclass
-class SWERun:
-    """What :func:`swe_run` set up for a command run."""
-
-    environment_options: dict[str, Any]
-    """Options for every SWEEnvironment of the run (``EngineConfig.environment_options
-    ['swe']`` or ``EnvironmentPool(options={'swe': ...})``)."""
-    images: RunImages | None
-    """The run's images (None for the bubblewrap backend)."""
-    session: str = ""
-    """Label value on every container of the run (``org.atlas-actors.session``)."""
-    reaped_orphans: int = 0
-    """Containers of earlier killed runs removed at the start."""
-    notes: list[str] = field(default_factory=list)
-
-
-@asynccontextmanager
-async def swe_run(
+def swe_run_of(
     args: argparse.Namespace,
     instances: Sequence[SWEInstance],
     *,
     out_dir: Path,
     progress: Any | None = None,
-) -> AsyncIterator[SWERun]:
-    """Everything a SWE command run needs around its environment actors.
-
-    With the docker backend: containers of earlier runs whose process died are removed;
-    a watcher process is started (its own session, so Ctrl-C does not reach it) that
-    removes this run's containers if this process dies without doing so (SIGKILL); the
-    images of ``instances`` are made present up front, in this process, once each (so
-    environment actors never pull the same image at once), with per-layer progress on
-    ``progress`` (a rich Progress) and recorded in ``out_dir/images.json``. On exit
-    (shielded from cancellation): this run's containers are removed and, with
-    ``--prune``, the images it pulled or built.
-    """
+) -> AbstractAsyncContextManager[SWERun]:
+    """:func:`~atlas_actors.swe.run.swe_run` as the shared SWE flags ask (``--backend``,
+    ``--pull``, ``--pull-retries``, ``--pull-stall-timeout``, ``--build-missing``,
+    ``--task-repo``, ``--prune``)."""
     args = swe_data_flags(args)
     check_swe_data_flags(args)
-    backend = getattr(args, "backend", "docker")
-    pull = "never" if args.pull == "never" else "missing"  # the driver pulled already
-    if backend != "docker":
-        yield SWERun({"backend": backend}, None)
-        return
-    from atlas_actors.sandbox.docker import LABEL_SESSION, DockerClient, resolve_docker_host
-    from atlas_actors.swe.images import build_with_swebench
-
-    docker_host = resolve_docker_host()
-    session = "run-" + uuid.uuid4().hex[:12]
-    options: dict[str, Any] = {
-        "backend": backend,
-        "docker_host": docker_host,
-        "pull": pull,
-        "labels": {LABEL_SESSION: session},
-    }
-    by_image: dict[str, SWEInstance] = {}
-    for inst in instances:
-        by_image.setdefault(inst.image, inst)
-    build = None
-    if args.build_missing:
-        task_repo = str(args.task_repo)
-
-        async def build(image: str) -> None:
-            inst = by_image[image]
-            await build_with_swebench(
-                image, inst.swebench_dict(), task_repo, docker_host=docker_host
-            )
-
-    await anyio.to_thread.run_sync(lambda: out_dir.mkdir(parents=True, exist_ok=True))
-    display = PullDisplay(progress) if progress is not None else None
-    async with DockerClient(docker_host) as client:
-        reaped = await client.reap_orphans()
-        watcher = await _start_watcher(session, docker_host, out_dir / "reaper.log")
-        images = RunImages(
-            client,
-            by_image,
-            policy=args.pull,
-            prune=bool(args.prune),
-            record_path=out_dir / "images.json",
-            progress=display,
-            options=PullOptions(
-                attempts=args.pull_retries, stall_timeout_s=args.pull_stall_timeout
-            ),
-            build=build,
-        )
-        run = SWERun(options, images, session=session, reaped_orphans=reaped)
-        try:
-            await images.prepare()
-            yield run
-        finally:
-            with anyio.CancelScope(shield=True):
-                with suppress(Exception), anyio.move_on_after(60):
-                    await client.reap(session=session)
-                with suppress(Exception):
-                    await images.finish()
-                await _stop_watcher(watcher)
-
-
-async def _start_watcher(session: str, docker_host: str, log_path: Path) -> Any:
-    """``python -m atlas_actors.sandbox.docker watch --session S``, detached from our
-    terminal's signals, holding our end of its stdin: when we die, it reaps."""
-    import os
-    import subprocess
-
-    log = await anyio.to_thread.run_sync(lambda: open(log_path, "ab"))  # noqa: SIM115
-    try:
-        return await anyio.open_process(
-            [
-                sys.executable,
-                "-m",
-                "atlas_actors.sandbox.docker",
-                "watch",
-                "--session",
-                session,
-                "--host",
-                docker_host,
-            ],
-            stdin=subprocess.PIPE,
-            stdout=log,
-            stderr=log,
-            start_new_session=True,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
-        )
-    finally:
-        log.close()
-
-
-async def _stop_watcher(proc: Any) -> None:
-    """A clean end: tell the watcher we are done (it exits without waiting)."""
-    with suppress(Exception):
-        await proc.stdin.send(b"done\n")
-        await proc.stdin.aclose()
-    with anyio.move_on_after(15):
-        await proc.wait()
-
-
-class PullDisplay:
-    """Renders :class:`LayerProgress` in a rich Progress (the run's own display): one row
-    per image (layers done), one per layer while it downloads and extracts (bytes; hidden
-    when done). Rows carry ``kind`` (``image``/``layer``) and ``summary`` fields."""
-
-    _DONE = ("Pull complete", "Already exists")
-
-    def __init__(self, progress: Any) -> None:
-        self.progress = progress
-        self.layers: dict[tuple[str, str], Any] = {}
-        self.done: dict[str, set[str]] = {}
-        self.images: dict[str, Any] = {}
-        self.events: list[LayerProgress] = []
-        """Every event seen (for tests and the benchmark)."""
-
-    def _image_row(self, image: str) -> Any:
-        if image not in self.images:
-            self.images[image] = self.progress.add_task(
-                f"pull {image}", total=None, summary="", kind="image"
-            )
-            self.done[image] = set()
-        return self.images[image]
-
-    def __call__(self, ev: LayerProgress) -> None:
-        self.events.append(ev)
-        row = self._image_row(ev.image)
-        if not ev.layer:
-            if ev.status == "Retrying":
-                self.progress.update(row, summary=f"retrying (try {ev.attempt})")
-            elif ev.status.startswith("Status:"):
-                self.progress.update(row, summary=ev.status.removeprefix("Status: ")[:60])
-            return
-        key = (ev.image, ev.layer)
-        if key not in self.layers:
-            self.layers[key] = self.progress.add_task(
-                f"  layer {ev.layer}", total=None, summary="", kind="layer"
-            )
-        task = self.layers[key]
-        if ev.status in self._DONE:
-            self.progress.update(task, summary=ev.status, visible=False)
-            self.done[ev.image].add(ev.layer)
-        elif ev.total:
-            self.progress.update(task, summary=ev.status, total=ev.total, completed=ev.current or 0)
-        else:
-            self.progress.update(task, summary=ev.status)
-        n = sum(1 for img, _ in self.layers if img == ev.image)
-        self.progress.update(row, summary=f"{len(self.done[ev.image])}/{n} layers")
+    return swe_run(
+        instances,
+        out_dir=out_dir,
+        backend=getattr(args, "backend", "docker"),
+        pull=args.pull,
+        pull_retries=args.pull_retries,
+        pull_stall_timeout_s=args.pull_stall_timeout,
+        build_from=str(args.task_repo) if args.build_missing else None,
+        prune=bool(args.prune),
+        progress=progress,
+    )
