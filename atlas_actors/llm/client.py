@@ -48,6 +48,7 @@ import asyncio
 import contextvars
 import logging
 import os
+import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ from atlas_actors.llm.transport import (
     StatusFailure,
 )
 from atlas_actors.llm.usage import Usage
-from atlas_actors.resources import AsyncResource
+from atlas_actors.resources import AsyncResource, shared_resource
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,25 @@ PLACEHOLDER_API_KEY = "EMPTY"
 """Key sent when no key is configured (local servers accept any key)."""
 
 Message = dict[str, Any]
+
+SAMPLE_SLOTS = 64
+"""Sample indices one proposer call may use, from its drawn base index."""
+
+
+def draw_sample_index(rng: random.Random) -> int:
+    """A per-call base sample index from the search's rng (deterministic when seeded);
+    the call may use the ``SAMPLE_SLOTS`` indices from it."""
+    return rng.getrandbits(30) * SAMPLE_SLOTS
+
+
+def shared_client(config: LLMConfig) -> LLMClient:
+    """The process's client for ``config`` (one concurrency limit, connection pool and
+    cache for every proposer and judge of the endpoint; closed by
+    :func:`~atlas_actors.resources.close_shared_resources`)."""
+    client: LLMClient = shared_resource(
+        ("llm-client", config.model_dump_json()), lambda: LLMClient(config)
+    )
+    return client
 
 
 class LLMStatusError(LLMError):
