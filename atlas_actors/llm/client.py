@@ -29,11 +29,9 @@ policy re-stated) and the ``openai`` SDK's :class:`~openai.AsyncOpenAI` (``aioht
   (:attr:`LLMClient.usage`) and into any accumulator the caller passes.
 * **Response cache** (``cache_dir``): keyed by (model, messages, parameters, sample
   index); a rerun with the same seeds makes zero calls and replays identically.
-* **Cheap per request**: the direct path costs about 0.5 ms of client CPU per
-  request, against about 1.5 ms through the SDK's low-level ``post`` on its aiohttp
-  transport and 3.4 ms for ``chat.completions.create`` on httpx
-  (``scripts/bench_llm.py``); at C = 64, L = 200 ms that is the difference between
-  about 0.91 and 0.85 of the concurrency limit's C / L on a 2-core machine.
+* **Cheap per request**: the direct path spends a fraction of the SDK's client CPU per
+  request, which bounds how close a busy coordinator comes to the concurrency limit's
+  C / L (``scripts/bench_llm.py``; the figures are in docs/benchmarks.md, "LLM client").
 
 API key: the environment variable named by ``api_key_env`` is read when the client is
 constructed. When it is unset (or ``api_key_env`` is None) the key ``"EMPTY"`` is sent:
