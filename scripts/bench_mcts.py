@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -214,25 +215,48 @@ def main() -> int:
         action="store_true",
         help="pipelined tree search (SWESearchConfig.pipeline) in both parts",
     )
-    p.add_argument("--json", type=Path, help="also write the figures here")
+    add_json_flag(p)
     args = p.parse_args()
     out = anyio.run(main_async, args)
-    print(f"\nnodes expanded per minute (median of {args.runs} runs):")
-    print("actors  nodes/min  x first  test runs/resolved  resolved  busy cores  CPU s/node")
-    for actors, row in out["scaling"].items():
-        print(
-            f"{actors:>6}  {row['nodes_per_minute']:9.1f}  {row['ratio_to_first']:7.2f}  "
-            f"{row['test_runs_per_resolved']:18.1f}  {row['resolved']:6.0f}/4  "
-            f"{row['busy_cores']:10.2f}  {row['cpu_s_per_node']:10.2f}"
-        )
-    f = out["in_flight"]
-    print(
-        f"\nLLM latency {args.latency:g} s, 4 instances x {args.parallel} parallel expansions: "
-        f"peak {f['llm_in_flight_peak']:.0f} requests in flight "
-        f"({f['llm_in_flight_mean']:.1f} on average), {f['resolved']:.0f}/4 resolved"
+    print_table(
+        [
+            "actors",
+            "nodes/min",
+            "x first",
+            "test runs/resolved",
+            "resolved",
+            "busy cores",
+            "CPU s/node",
+        ],
+        [
+            [
+                str(actors),
+                f"{row['nodes_per_minute']:.1f}",
+                f"{row['ratio_to_first']:.2f}",
+                f"{row['test_runs_per_resolved']:.1f}",
+                f"{row['resolved']:.0f}/4",
+                f"{row['busy_cores']:.2f}",
+                f"{row['cpu_s_per_node']:.2f}",
+            ]
+            for actors, row in out["scaling"].items()
+        ],
+        title=f"nodes expanded per minute (median of {args.runs} runs)",
     )
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+    f = out["in_flight"]
+    print_table(
+        ["LLM latency s", "parallel expansions", "peak in flight", "mean in flight", "resolved"],
+        [
+            [
+                f"{args.latency:g}",
+                str(args.parallel),
+                f"{f['llm_in_flight_peak']:.0f}",
+                f"{f['llm_in_flight_mean']:.1f}",
+                f"{f['resolved']:.0f}/4",
+            ]
+        ],
+        title="LLM requests in flight (4 instances)",
+    )
+    write_json(args.json, out)
     return 0
 
 

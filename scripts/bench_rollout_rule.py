@@ -27,6 +27,7 @@ the median calls of the resolved ones, and per search the mean calls, test runs
 
     .venv/bin/python scripts/bench_rollout_rule.py
     .venv/bin/python scripts/bench_rollout_rule.py --skill 0.25 --max-bugs 6
+    .venv/bin/python scripts/bench_rollout_rule.py --json runs/bench_rollout_rule.json
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -149,24 +151,43 @@ async def main() -> None:
     ap.add_argument("--calls", type=int, default=40, help="proposer calls per search")
     ap.add_argument("--depth", type=int, default=5, help="rollout depth (default 5)")
     ap.add_argument("--judge-scale", type=float, default=1.0)
+    add_json_flag(ap)
     args = ap.parse_args()
     tasks = [make_task(i, args.lines, args.max_bugs) for i in range(args.tasks)]
-    print(
+    title = (
         f"{args.tasks} tasks x {args.seeds} seeds, {args.lines} lines, 1-{args.max_bugs} bugs, "
         f"skill {args.skill}, slip {args.slip}, {args.calls} calls, rollout depth {args.depth}, "
         f"judge scale {args.judge_scale}"
     )
-    print("| rule | resolved | calls to resolve (median) | calls | test runs | rollouts |")
-    print("|---|---|---|---|---|---|")
+    table: list[list[Any]] = []
+    figures: dict[str, Any] = {"settings": vars(args) | {"json": None}, "rules": {}}
     for name, rule in RULES.items():
         rows = [await run(rule, t, s, args) for t in tasks for s in range(args.seeds)]
         won = [r for r in rows if r[0]]
-        to_resolve = statistics.median(r[1] for r in won) if won else float("nan")
-        mean = [statistics.mean(r[i] for r in rows) for i in (1, 2, 3)]
-        print(
-            f"| {name} | {len(won) / len(rows):.0%} | {to_resolve:.0f} | {mean[0]:.1f} "
-            f"| {mean[1]:.1f} | {mean[2]:.1f} |"
+        to_resolve = statistics.median(r[1] for r in won) if won else None
+        calls, test_runs, rollouts = (statistics.mean(r[i] for r in rows) for i in (1, 2, 3))
+        resolved = len(won) / len(rows)
+        figures["rules"][name] = {
+            "rule": rule,
+            "resolved": resolved,
+            "calls_to_resolve_median": to_resolve,
+            "calls_mean": calls,
+            "test_runs_mean": test_runs,
+            "rollouts_mean": rollouts,
+        }
+        table.append(
+            [
+                name,
+                f"{resolved:.0%}",
+                None if to_resolve is None else f"{to_resolve:.0f}",
+                f"{calls:.1f}",
+                f"{test_runs:.1f}",
+                f"{rollouts:.1f}",
+            ]
         )
+    headers = ["rule", "resolved", "calls to resolve (median)", "calls", "test runs", "rollouts"]
+    print_table(headers, table, title=title)
+    write_json(args.json, figures)
 
 
 if __name__ == "__main__":

@@ -176,7 +176,7 @@ class DockerWorkspace:
         output_limit_bytes: int = 1_000_000,
     ) -> ExecResult:
         """One exec: small files travel base64-encoded in its arguments (Docker's archive
-        upload re-executes a helper process per call, ~50-100 ms); large ones by tar."""
+        upload re-executes a helper process per call); large ones by tar."""
         args: list[str] = []
         size = 0
         for path, data in files.items():

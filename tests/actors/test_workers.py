@@ -82,7 +82,7 @@ async def test_the_documented_discriminator_backends_are_the_real_defaults() -> 
     one (the coordinator's factory for ``EngineConfig.llm``)."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "engine.md").read_text()
     found = re.search(
-        r"Default backend: `(\w+)`.*?with `EngineConfig\.llm`, the\s+LLM judge `(\w+)`",
+        r"Default backend: `(\w+)`.*?with `EngineConfig\.llm`,\s+`(\w+)`",
         docs,
         re.S,
     )
