@@ -70,6 +70,7 @@ from atlas_actors.swe.workspace import (
     DockerWorkspace,
     Workspace,
     new_run_label,
+    reset_command,
 )
 from atlas_actors.types import Outcome, Task
 
@@ -78,7 +79,7 @@ VisibleTests = Literal["all", "pass_to_pass"]
 """Which graded tests' results a search sees (``score``); ``verify`` always grades all."""
 
 _RESET_FAILED = 97
-"""Exit code of a restore whose ``git reset``/``git clean`` failed (the patch did not
+"""Exit code of a restore whose reset (:func:`reset_command`) failed (the patch did not
 get to be applied): the tree is broken, so a fresh workspace is started."""
 
 # swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
@@ -314,8 +315,7 @@ class SWEEnvironment(TaskHolder):
         """Clean tree at the base commit, then ``patch`` applied; None when it applied.
         One command (the patch travels with it): a tree search restores a state for
         every action it tries."""
-        base = shlex.quote(self.instance.base_commit)
-        reset = f"{{ git reset -q --hard {base} && git clean -fdxq; }} || exit {_RESET_FAILED}"
+        reset = f"{reset_command(self.instance.base_commit)} || exit {_RESET_FAILED}"
         state = f"{IO_DIR}/state.diff"
         apply = f"git apply --binary {state}"
         if patch.strip():
@@ -704,7 +704,6 @@ class SWEEnvironment(TaskHolder):
 
 def _driver_script(base_commit: str, marker: str, junit: str, has_patch: bool) -> str:
     """One script per verify: clean tree, apply (swebench's chain), run the eval script."""
-    base = shlex.quote(base_commit)
     apply_lines = []
     for i, cmd in enumerate(_APPLY_CMDS):
         reset = "git checkout -q -- . ; git clean -fdq ; " if i else ""
@@ -718,7 +717,7 @@ rm -f "$0"
 cd {TESTBED} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
 # Leftover processes of earlier runs (PID 1 and this shell survive).
 kill -9 -1 2>/dev/null
-git reset -q --hard {base} && git clean -fdxq || {{ echo "{marker}:reset-failed@@"; exit 1; }}
+{reset_command(base_commit)} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
 rm -f {shlex.quote(junit)}
 applied=0
 if [ {1 if has_patch else 0} = 1 ]; then

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -35,6 +36,37 @@ from atlas_actors.sandbox.docker import Container, ContainerLimits, DockerClient
 IO_DIR = "/atlas_io"
 """A directory outside the repository for the patch, the eval script and reports."""
 TESTBED = "/testbed"
+KEEP_FILE = f"{IO_DIR}/keep-ignored"
+"""The ignored paths the repository held when the workspace started (an editable install's
+``*.egg-info``, extensions compiled in place, generated version files), one ``git clean
+-e`` pattern per line: a reset keeps them."""
+
+PREPARE = (
+    f"mkdir -p {IO_DIR} && cd {TESTBED} && "
+    "git ls-files -z --others --ignored --exclude-standard --directory | tr '\\0' '\\n' | "
+    "sed -e 's/[][*?\\\\]/\\\\&/g' -e 's|^|/|' "
+    f"> {KEEP_FILE}"
+)
+"""Bash run once when a workspace starts, before anything touches the tree: the IO folder,
+and the ignored paths present (the image's state) as anchored, escaped patterns."""
+
+RESET_FUNCTION = f"""atlas_reset() {{
+  local keep=() p
+  if [ -f {KEEP_FILE} ]; then
+    while IFS= read -r p; do keep+=(-e "$p"); done < {KEEP_FILE}
+  fi
+  git reset -q --hard "$1" && git clean -fdxq ${{keep[@]+"${{keep[@]}}"}}
+}}"""
+"""Bash defining ``atlas_reset COMMIT``: the repository back to the state the image had at
+``COMMIT``: tracked files reset, every untracked file removed except the ignored paths
+that were there when the workspace started (:data:`KEEP_FILE`). Every reset goes
+through it."""
+
+
+def reset_command(base_commit: str) -> str:
+    """Bash that resets the repository to ``base_commit`` as the image had it (exit status
+    non-zero when it failed)."""
+    return f"{RESET_FUNCTION}\natlas_reset {shlex.quote(base_commit)}"
 
 
 class Workspace(Protocol):
@@ -136,7 +168,7 @@ class DockerWorkspace:
         await c.start(timeout_s=self.start_timeout_s)
         self.container = c
         self.starts += 1
-        result = await c.exec(["mkdir", "-p", IO_DIR], timeout_s=30)
+        result = await c.exec(["bash", "-c", PREPARE], timeout_s=60)
         if not result.ok:
             await self.close()
             raise DockerError(f"cannot prepare container from {self.image}: {result.output}")
@@ -249,6 +281,10 @@ class BubblewrapWorkspace:
             raise
         self.root = root
         self.starts += 1
+        result = await self.run(PREPARE, timeout_s=60)
+        if not result.ok:
+            await self.close()
+            raise SandboxError(f"cannot prepare the workspace: {result.output[-2000:]}")
 
     def _prepare(self, root: Path) -> None:
         if not Path(self.local_repo, ".git").exists():

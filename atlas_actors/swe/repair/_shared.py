@@ -17,7 +17,7 @@ from pathlib import Path
 from atlas_actors.errors import ConfigError, InvalidTaskError
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.workspace import IO_DIR, TESTBED, Workspace
+from atlas_actors.swe.workspace import IO_DIR, RESET_FUNCTION, TESTBED, Workspace
 
 INCONTAINER = Path(__file__).with_name("incontainer")
 SHIP_DIR = f"{IO_DIR}/atlas"
@@ -85,7 +85,8 @@ def driver(instance: SWEInstance, nonce: str, body: str) -> str:
     return f"""#!/bin/bash
 rm -f "$0"
 cd {TESTBED} || {{ echo "{mark}error cannot enter {TESTBED}"; exit 0; }}
-if ! {{ git reset -q --hard {base} && git clean -fdxq; }} >/dev/null 2>&1; then
+{RESET_FUNCTION}
+if ! atlas_reset {base} >/dev/null 2>&1; then
   echo "{mark}error cannot reset the repository to {base}"; exit 0
 fi
 {{
@@ -97,7 +98,7 @@ PY="$(command -v python3 || command -v python)"
 {{
 {cleanup}
 }} >/dev/null 2>&1
-cd {TESTBED} && git reset -q --hard {base} >/dev/null 2>&1 && git clean -fdxq >/dev/null 2>&1
+cd {TESTBED} && atlas_reset {base} >/dev/null 2>&1
 times >{IO_DIR}/atlas-{nonce}-times 2>&1  # this shell's children: every process above
 echo "{mark}times $(tr '\n' ' ' <{IO_DIR}/atlas-{nonce}-times)"
 rm -f {IO_DIR}/atlas-{nonce}-*
