@@ -123,6 +123,9 @@ class SWEEnvironment(TaskHolder):
             it once per process even when present, ``"never"`` raises ImageMissing.
         labels: extra labels for this environment's containers (the CLI sets the
             session label it reaps by).
+        cgroup_parent: the cgroup its containers are created under (Docker's
+            ``--cgroup-parent``; default: the engine's), e.g. to account their CPU time
+            with the process that runs them.
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class SWEEnvironment(TaskHolder):
         visible_tests: VisibleTests = "all",
         pull: PullPolicy = "missing",
         labels: Mapping[str, str] | None = None,
+        cgroup_parent: str | None = None,
     ) -> None:
         if pull not in PULL_POLICIES:
             raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
@@ -173,7 +177,12 @@ class SWEEnvironment(TaskHolder):
         self.command_timeout_s = command_timeout_s
         self.start_timeout_s = start_timeout_s
         self.api_timeout_s = api_timeout_s
-        self.limits = ContainerLimits(memory_mb=memory_mb, pids=pids, cpus=cpus)
+        self.limits = ContainerLimits(
+            memory_mb=memory_mb,
+            pids=pids,
+            cpus=cpus,
+            extra_host_config={"CgroupParent": cgroup_parent} if cgroup_parent else {},
+        )
         self._max_steps = max_steps
         self.output_limit_bytes = output_limit_bytes
         self.fresh_container_per_verify = fresh_container_per_verify
