@@ -321,6 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--docker-host", default=None, help="default: $DOCKER_HOST")
     b.add_argument("--force", action="store_true", help="rebuild even if the image exists")
     b.add_argument("names", nargs="*", help="examples to build (default: all)")
+    b.add_argument(
+        "--root",
+        type=Path,
+        default=EXAMPLES_DIR,
+        help="a folder of instances in the examples' format (default: the examples)",
+    )
     m = sub.add_parser(
         "make",
         help="make an instance (and its image) from a local git repository and a fix commit",
@@ -428,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     results = anyio.run(
         lambda: build_example_images(
-            args.names or None, docker_host=args.docker_host, force=args.force
+            args.names or None, docker_host=args.docker_host, force=args.force, root=args.root
         )
     )
     for image, built in results:

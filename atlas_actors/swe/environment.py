@@ -830,7 +830,8 @@ class SWEEnvironment(TaskHolder):
         left = self.eval_timeout_s - (time.monotonic() - started)
         last = await ws.run_with_files(
             {f"{IO_DIR}/eval-post.sh": ("\n".join(post_script) + "\n").encode()},
-            f"bash {IO_DIR}/eval-post.sh 2>&1\n{_driver_tail(marker, junit)}",
+            f"bash {IO_DIR}/eval-post.sh 2>&1\n{_driver_tail(marker, junit)}"
+            f"rm -f {IO_DIR}/atlas-{nonce}.*\n",
             timeout_s=max(30.0, left),
             output_limit_bytes=self.output_limit_bytes,
         )
@@ -906,6 +907,7 @@ def _driver_tail(marker: str, junit: str) -> str:
 if [ -f {shlex.quote(junit)} ]; then
   echo "{marker}:junit $(head -c 5000000 {shlex.quote(junit)} | base64 -w0)@@"
 fi
+rm -f {shlex.quote(junit)}
 """
 
 

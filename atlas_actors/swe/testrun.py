@@ -189,9 +189,11 @@ async def run_warm(
     argv: list[str] | None = None,
     output_cap_bytes: int | None = None,
     file_limit_bytes: int = 0,
+    path: list[str] | None = None,
 ) -> WarmRun | None:
-    """Run ``cmd`` (with ``env`` on top of its environment, ``argv`` instead of its own)
-    in the zygote; None when the workspace has no runtime or no zygote can start for it."""
+    """Run ``cmd`` (with ``env`` on top of its environment, ``argv`` instead of its own,
+    ``path`` on ``sys.path`` after its first entry, as ``PYTHONPATH`` would put it) in
+    the zygote; None when the workspace has no runtime or no zygote can start for it."""
     run_env = {**cmd.env, **(env or {})}
     request = {
         "op": "pytest",
@@ -202,6 +204,7 @@ async def run_warm(
         "limit": output_limit_bytes,
         "cap": output_cap_bytes,
         "file_limit_bytes": file_limit_bytes,
+        "path": list(path or []),
     }
     got = await ws.tests(
         python=cmd.python, env=cmd.env, cwd=cmd.cwd, request=request, timeout_s=timeout_s

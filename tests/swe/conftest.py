@@ -111,11 +111,17 @@ def test_instances() -> dict[str, SWEInstance]:
 @pytest.fixture(scope="session")
 def test_instance_images(docker_host: str, test_instances: dict[str, SWEInstance]) -> str:
     """Their images, built once (cached by tag on the engine)."""
-    code = (
-        "import anyio, pathlib; from atlas_actors.swe.build import build_example_images; "
-        f"anyio.run(lambda: build_example_images(root=pathlib.Path({str(RUNTIME_DATA)!r})))"
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "atlas_actors.swe.build",
+            "build-examples",
+            "--root",
+            str(RUNTIME_DATA),
+        ],
+        timeout=900,
     )
-    built = _run([sys.executable, "-c", code], timeout=900)
     if built.returncode != 0:
         pytest.fail(f"building the test instances' images failed:\n{built.stderr[-4000:]}")
     return docker_host

@@ -8,7 +8,8 @@ Requests:
 
 * ``pytest``: a child runs pytest as ``python -m pytest`` or the ``pytest`` script would:
   ``argv`` (``sys.argv``), ``env``, ``cwd``, ``sys_path0`` (the interpreter's first path
-  entry: the working directory for ``-m``, the script's folder for a script). Its stdout
+  entry: the working directory for ``-m``, the script's folder for a script), and ``path``
+  (entries after it, as ``PYTHONPATH`` would put them). Its stdout
   and stderr go to a pipe; the answer keeps the last ``limit`` bytes as its payload and
   says ``exit_code`` (as a shell would see it: 128 + the signal for a killed run),
   ``timed_out``, ``output_bytes``, ``truncated``, ``seconds``, ``cpu``, and ``died`` /
@@ -282,6 +283,8 @@ class Zygote:
                     sys.path[0] = req.get("sys_path0") or os.getcwd()
                 else:
                     sys.path.insert(0, req.get("sys_path0") or os.getcwd())
+                for entry in reversed(req.get("path") or []):  # as PYTHONPATH would
+                    sys.path.insert(1, entry)
                 sys.argv = list(req["argv"])
                 import pytest
 
@@ -312,6 +315,8 @@ class Zygote:
                 os.close(r)
                 os.setpgid(0, 0)
                 prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                os.dup2(w, 1)  # its diagnostics go with its result lines
+                os.dup2(w, 2)
                 sys.path.insert(0, _HERE)
                 atlas_batch = importlib.import_module("atlas_batch")
 
