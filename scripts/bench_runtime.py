@@ -58,7 +58,7 @@ from atlas_actors.swe.instances import (  # noqa: E402
     load_example_instances,
     load_instances,
 )
-from atlas_actors.swe.testrun import capture_lines, capture_paths, parse_capture, run_warm  # noqa: E402
+from atlas_actors.swe.testrun import capture_lines, captured_command, run_warm  # noqa: E402
 from atlas_actors.swe.workspace import IO_DIR, reset_command  # noqa: E402
 
 ECHO = """
@@ -229,7 +229,7 @@ async def bench_tests(inst: SWEInstance, args: argparse.Namespace) -> dict[str, 
             f"bash {IO_DIR}/b.sh",
             timeout_s=300,
         )
-        cmd = parse_capture(await ws.read_files(capture_paths(nonce)) or {}, nonce)
+        cmd = await captured_command(ws, nonce)
         if cmd is None:
             print(f"{inst.instance_id}: could not capture the test command: {r.output[-500:]}")
             return row

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 _CPUACCT = Path("/sys/fs/cgroup/cpuacct")
@@ -30,10 +30,17 @@ class CpuSample:
     """CPU seconds of the Docker daemons (shared with other users of the engine)."""
     machine: float
     """Busy CPU seconds of the whole machine."""
+    by_pid: dict[int, float] = field(default_factory=dict)
+    """The daemons' seconds per process (a shim ends with its container)."""
 
     def __sub__(self, other: CpuSample) -> CpuSample:
+        """The CPU spent between ``other`` and this sample. For the daemons: what each
+        process running at both spent in between, and all of what a process started in
+        between spent (a process that ended in between is lost: a shim of a container
+        removed meanwhile, someone else's)."""
         ours = None if self.ours is None or other.ours is None else self.ours - other.ours
-        return CpuSample(ours, self.daemons - other.daemons, self.machine - other.machine)
+        daemons = sum(t - other.by_pid.get(pid, 0.0) for pid, t in self.by_pid.items())
+        return CpuSample(ours, daemons, self.machine - other.machine)
 
 
 def machine_busy_seconds() -> float:
@@ -44,7 +51,12 @@ def machine_busy_seconds() -> float:
 
 def daemon_seconds() -> float:
     """CPU seconds of the Docker daemons now running, with their reaped children."""
-    total = 0.0
+    return sum(daemon_seconds_by_pid().values())
+
+
+def daemon_seconds_by_pid() -> dict[int, float]:
+    """:func:`daemon_seconds` per process."""
+    out: dict[int, float] = {}
     for pid in os.listdir("/proc"):
         if not pid.isdigit():
             continue
@@ -55,8 +67,8 @@ def daemon_seconds() -> float:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        total += sum(int(x) for x in fields[11:15]) / _TICK
-    return total
+        out[int(pid)] = sum(int(x) for x in fields[11:15]) / _TICK
+    return out
 
 
 class CpuMeter:
@@ -98,4 +110,5 @@ class CpuMeter:
         ours = None
         if self.path is not None:
             ours = int((self.path / "cpuacct.usage").read_text()) / 1e9
-        return CpuSample(ours, daemon_seconds(), machine_busy_seconds())
+        by_pid = daemon_seconds_by_pid()
+        return CpuSample(ours, sum(by_pid.values()), machine_busy_seconds(), by_pid)

@@ -140,7 +140,7 @@ class RuntimeClient:
             raise EOFError(f"the runtime ended{': ' + why[-1000:] if why else ''}")
         self._buf += data
 
-    async def _read(self) -> tuple[dict[str, Any], bytes]:
+    async def _next_frame(self) -> tuple[dict[str, Any], bytes]:
         while b"\n" not in self._buf:
             await self._fill()
         end = self._buf.index(b"\n")
@@ -157,7 +157,7 @@ class RuntimeClient:
         """Wait for the runtime's greeting; RuntimeUnavailable when it does not come."""
         try:
             with anyio.fail_after(timeout_s):
-                header, _ = await self._read()
+                header, _ = await self._next_frame()
         except (EOFError, TimeoutError, ValueError) as e:
             raise RuntimeUnavailable(f"the {self.name} runtime did not start: {e}") from e
         if header.get("op") != "hello":
@@ -178,7 +178,7 @@ class RuntimeClient:
             try:
                 with anyio.fail_after(timeout_s):
                     await self.channel.send(_frame({**header, "id": rid}, payload))
-                    answer, data = await self._read()
+                    answer, data = await self._next_frame()
             except TimeoutError:
                 self.dead = f"no answer from the runtime in {timeout_s:g}s"
                 raise RuntimeDied(self.dead) from None
@@ -234,23 +234,36 @@ class RuntimeClient:
         self, paths: Sequence[str], *, limit_bytes: int = 50_000_000
     ) -> dict[str, bytes | None]:
         """The contents of ``paths`` (None for one that cannot be read)."""
-        answer, data = await self.request(
-            {"op": "read", "paths": list(paths), "limit": limit_bytes}, timeout_s=GRACE_S * 2
-        )
-        out: dict[str, bytes | None] = {}
+        found = await self._read_files(paths, limit_bytes, False)
+        return {path: data for path, (data, _) in found.items()}
+
+    async def head(self, path: str, limit_bytes: int) -> tuple[bytes | None, str]:
+        """The first ``limit_bytes`` of ``path`` and its path with links resolved."""
+        return (await self._read_files([path], limit_bytes, True))[path]
+
+    async def _read_files(
+        self, paths: Sequence[str], limit_bytes: int, head: bool
+    ) -> dict[str, tuple[bytes | None, str]]:
+        header = {"op": "read", "paths": list(paths), "limit": limit_bytes, "head": head}
+        answer, data = await self.request(header, timeout_s=GRACE_S * 2)
+        out: dict[str, tuple[bytes | None, str]] = {}
         offset = 0
         for item in answer["files"]:
-            size = item.get("size")
+            path, size = item["path"], item.get("size")
             if size is None:
-                out[item["path"]] = None
+                out[path] = (None, path)
                 continue
-            out[item["path"]] = data[offset : offset + size]
+            out[path] = (data[offset : offset + size], item.get("real") or path)
             offset += size
         return out
 
-    async def write(self, files: Mapping[str, bytes]) -> int:
-        """Write ``files`` (path -> content); how many."""
-        header = {"op": "write", "files": [[p, len(d), None] for p, d in files.items()]}
+    async def write(self, files: Mapping[str, bytes], remove: Sequence[str] = ()) -> int:
+        """Write ``files`` (path -> content), then delete ``remove``; how many written."""
+        header = {
+            "op": "write",
+            "files": [[p, len(d), None] for p, d in files.items()],
+            "remove": list(remove),
+        }
         await self.request(header, b"".join(files.values()), timeout_s=GRACE_S * 2)
         return len(files)
 

@@ -67,8 +67,7 @@ from atlas_actors.swe.instances import SWEInstance
 from atlas_actors.swe.testrun import (
     WarmRun,
     capture_lines,
-    capture_paths,
-    parse_capture,
+    captured_command,
     run_warm,
     warmable,
 )
@@ -802,8 +801,7 @@ class SWEEnvironment(TaskHolder):
         )
         if first.killed or first.timed_out or f"{marker}:eval@@" not in first.output:
             return first, None  # reset or apply failed, or the set-up hung: as the cold run
-        found = await ws.read_files(capture_paths(nonce))  # type: ignore[attr-defined]
-        cmd = parse_capture(found or {}, nonce)
+        cmd = await captured_command(ws, nonce)
         warm = None
         if cmd is not None:
             left = self.eval_timeout_s - (time.monotonic() - started)
@@ -815,6 +813,7 @@ class SWEEnvironment(TaskHolder):
                 output_limit_bytes=self.output_limit_bytes,
                 output_cap_bytes=self.test_output_cap_bytes,
                 file_limit_bytes=self.test_file_limit_bytes,
+                prepare=True,
             )
         if warm is None:
             self._cold_reason = f"the test command {line!r} cannot run in the zygote here"
@@ -830,14 +829,19 @@ class SWEEnvironment(TaskHolder):
         left = self.eval_timeout_s - (time.monotonic() - started)
         last = await ws.run_with_files(
             {f"{IO_DIR}/eval-post.sh": ("\n".join(post_script) + "\n").encode()},
-            f"bash {IO_DIR}/eval-post.sh 2>&1\n{_driver_tail(marker, junit)}"
-            f"rm -f {IO_DIR}/atlas-{nonce}.*\n",
+            f"bash {IO_DIR}/eval-post.sh 2>&1",
             timeout_s=max(30.0, left),
             output_limit_bytes=self.output_limit_bytes,
         )
+        # the driver's tail, read through the runtime rather than run in bash
+        report = ((await ws.read_files([junit])) or {}).get(junit)  # type: ignore[attr-defined]
+        await ws.remove_files([junit])  # type: ignore[attr-defined]
+        trailer = f"{marker}:end@@\n"
+        if report is not None:
+            trailer += f"{marker}:junit {base64.b64encode(report[:5_000_000]).decode()}@@\n"
         return ExecResult(
             exit_code=last.exit_code,
-            output=out + last.output,
+            output=out + last.output + trailer,
             timed_out=last.timed_out,
             killed=last.killed,
             seconds=time.monotonic() - started,
@@ -879,12 +883,10 @@ def _driver_head(
     apply_block = "\n".join(apply_lines)
     kill = "kill -9 -1 2>/dev/null" if kill_leftovers else ""
     return f"""#!/bin/bash
-rm -f "$0"
 cd {TESTBED} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
 # Leftover processes of earlier runs (PID 1 and this shell survive).
 {kill}
 {reset_command(base_commit)} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
-rm -f {shlex.quote(junit)}
 applied=0
 if [ {1 if patch.strip() else 0} = 1 ]; then
 {apply_block}

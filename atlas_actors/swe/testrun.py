@@ -50,21 +50,36 @@ def warmable(line: str) -> bool:
 
 
 def capture_lines(nonce: str, line: str) -> str:
-    """Bash recording what running ``line`` here would run (see the module doc)."""
+    """Bash recording what running ``line`` here would run (see the module doc): its
+    words as bash expands them, what the first resolves to, the exported environment and
+    the working directory (builtins only, no process started but a subshell)."""
     io = f"{IO_DIR}/atlas-{nonce}"
     return f"""{{ atlas_words=({line})
 printf '%s\\0' "${{atlas_words[@]}}" > {io}.argv
-atlas_exe=$(command -v -- "${{atlas_words[0]}}" 2>/dev/null)
-atlas_real=$(readlink -f -- "$atlas_exe" 2>/dev/null)
-printf '%s\\0%s\\0' "$atlas_exe" "$atlas_real" > {io}.exe
-head -c 512 -- "$atlas_real" > {io}.head 2>/dev/null
-env -0 > {io}.env
+command -v -- "${{atlas_words[0]}}" > {io}.exe
+for atlas_n in $(compgen -e); do printf '%s=%s\\0' "$atlas_n" "${{!atlas_n}}"; done > {io}.env
 pwd > {io}.cwd; }} 2>/dev/null"""
 
 
 def capture_paths(nonce: str) -> list[str]:
     io = f"{IO_DIR}/atlas-{nonce}"
-    return [f"{io}.{ext}" for ext in ("argv", "exe", "head", "env", "cwd")]
+    return [f"{io}.{ext}" for ext in ("argv", "exe", "env", "cwd")]
+
+
+async def captured_command(ws: Any, nonce: str) -> TestCommand | None:
+    """What :func:`capture_lines` recorded, as a :class:`TestCommand` (None: not a pytest
+    command the zygote can run, or the workspace has no runtime); the files removed."""
+    paths = capture_paths(nonce)
+    found = await ws.read_files(paths)
+    await ws.remove_files(paths)
+    if not found:
+        return None
+    exe = (found.get(paths[1]) or b"").decode("utf-8", "surrogateescape").strip()
+    words = _split0(found.get(paths[0]))
+    head: tuple[bytes | None, str] | None = None
+    if exe and words and os.path.basename(words[0]) in _SCRIPTS:
+        head = await ws.read_head(exe, 512)
+    return parse_capture(found, nonce, head)
 
 
 @dataclass
@@ -95,19 +110,24 @@ def _split0(data: bytes | None) -> list[str]:
     return [w.decode("utf-8", "surrogateescape") for w in data.split(b"\0")[:-1]]
 
 
-def parse_capture(found: Mapping[str, bytes | None], nonce: str) -> TestCommand | None:
-    """The :class:`TestCommand` the captured files describe, or None (run it cold)."""
-    argv_p, exe_p, head_p, env_p, cwd_p = capture_paths(nonce)
+def parse_capture(
+    found: Mapping[str, bytes | None], nonce: str, head: tuple[bytes | None, str] | None
+) -> TestCommand | None:
+    """The :class:`TestCommand` the captured files describe (``head``: the first bytes of
+    the program when it is a script, and its resolved path), or None (run it cold)."""
+    argv_p, exe_p, env_p, cwd_p = capture_paths(nonce)
     words = _split0(found.get(argv_p))
-    exe = _split0(found.get(exe_p))
+    exe = (found.get(exe_p) or b"").decode("utf-8", "surrogateescape").strip()
     env_words = _split0(found.get(env_p))
     cwd = (found.get(cwd_p) or b"").decode("utf-8", "surrogateescape").strip()
-    if not words or len(exe) < 2 or not exe[0] or not env_words or not cwd:
+    if not words or not exe or not env_words or not cwd:
         return None
     env = dict(w.split("=", 1) for w in env_words if "=" in w)
-    head = os.path.basename(words[0])
-    if head in _SCRIPTS:
-        first = (found.get(head_p) or b"").split(b"\n", 1)[0].decode("utf-8", "replace")
+    program = os.path.basename(words[0])
+    if program in _SCRIPTS:
+        if head is None or head[0] is None:
+            return None
+        first = head[0].split(b"\n", 1)[0].decode("utf-8", "replace")
         if not first.startswith("#!"):
             return None
         parts = first[2:].split()
@@ -124,15 +144,13 @@ def parse_capture(found: Mapping[str, bytes | None], nonce: str) -> TestCommand 
             return None
         return TestCommand(
             python=python,
-            argv=[exe[0], *words[1:]],
-            sys_path0=os.path.dirname(exe[1] or exe[0]),
+            argv=[exe, *words[1:]],
+            sys_path0=os.path.dirname(head[1]),
             env=env,
             cwd=cwd,
         )
-    if _PYTHON.match(head) and words[1:3] == ["-m", "pytest"]:
-        return TestCommand(
-            python=exe[0], argv=[exe[0], *words[3:]], sys_path0=cwd, env=env, cwd=cwd
-        )
+    if _PYTHON.match(program) and words[1:3] == ["-m", "pytest"]:
+        return TestCommand(python=exe, argv=[exe, *words[3:]], sys_path0=cwd, env=env, cwd=cwd)
     return None
 
 
@@ -190,10 +208,14 @@ async def run_warm(
     output_cap_bytes: int | None = None,
     file_limit_bytes: int = 0,
     path: list[str] | None = None,
+    prepare: bool = False,
 ) -> WarmRun | None:
     """Run ``cmd`` (with ``env`` on top of its environment, ``argv`` instead of its own,
     ``path`` on ``sys.path`` after its first entry, as ``PYTHONPATH`` would put it) in
-    the zygote; None when the workspace has no runtime or no zygote can start for it."""
+    the zygote; None when the workspace has no runtime or no zygote can start for it.
+    ``prepare``: fork the run from a process that keeps the command's pytest
+    configuration prepared (``atlas_zygote.Prepared``), for a command run again and again
+    on the same tree (verify)."""
     run_env = {**cmd.env, **(env or {})}
     request = {
         "op": "pytest",
@@ -205,6 +227,7 @@ async def run_warm(
         "cap": output_cap_bytes,
         "file_limit_bytes": file_limit_bytes,
         "path": list(path or []),
+        "prepare": prepare,
     }
     got = await ws.tests(
         python=cmd.python, env=cmd.env, cwd=cmd.cwd, request=request, timeout_s=timeout_s

@@ -126,6 +126,16 @@ class RuntimeBacked:
     runtime: RuntimeSession | None = None
     where = "workspace"
 
+    async def run(
+        self,
+        cmd: str,
+        *,
+        timeout_s: float,
+        env: Mapping[str, str] | None = None,
+        output_limit_bytes: int = 1_000_000,
+    ) -> ExecResult:
+        raise NotImplementedError
+
     async def _via_runtime(self, fn: Callable[[RuntimeClient], Awaitable[T]]) -> T | None:
         """``fn`` through the runtime; None when there is none (the caller takes the slow
         path). RuntimeDied when it died twice during the call."""
@@ -168,6 +178,23 @@ class RuntimeBacked:
             return await self._via_runtime(lambda rt: rt.read(paths))
         except RuntimeDied:
             return None
+
+    async def read_head(self, path: str, limit_bytes: int) -> tuple[bytes | None, str] | None:
+        """The first ``limit_bytes`` of ``path`` and its path with links resolved; None
+        when this workspace has no runtime."""
+        try:
+            return await self._via_runtime(lambda rt: rt.head(path, limit_bytes))
+        except RuntimeDied:
+            return None
+
+    async def remove_files(self, paths: list[str]) -> None:
+        """Delete ``paths`` (those that exist), through the runtime when there is one."""
+        try:
+            done = await self._via_runtime(lambda rt: rt.write({}, remove=paths))
+        except RuntimeDied:
+            done = None
+        if done is None:
+            await self.run(f"rm -f {' '.join(shlex.quote(p) for p in paths)}", timeout_s=60)
 
     async def sweep(self) -> None:
         """Kill every process a command left behind (the runtime and its zygotes stay)."""

@@ -19,8 +19,10 @@ Requests (``op``):
   process left from earlier requests. Answer: ``exit_code`` (None when timed out),
   ``timed_out``, ``output_bytes``, ``truncated``, ``seconds``, ``cpu`` (CPU seconds of its
   processes), the output tail as payload.
-* ``read``: ``paths`` -> ``files`` (``[{"path", "size"}]``, size None when missing, with an
-  ``error``), contents in the payload; ``write``: ``files`` as for ``run``.
+* ``read``: ``paths`` -> ``files`` (``[{"path", "size", "real"}]``: size None when missing,
+  with an ``error``; ``real`` the path with symbolic links resolved), contents in the
+  payload; a file over ``limit`` bytes is an error, or cut to its first ``limit`` bytes
+  with ``head``. ``write``: ``files`` as for ``run``, then the paths in ``remove`` deleted.
 * ``zygote``: forwards ``request`` to the test zygote for ``python`` and ``env`` (started on
   first use in ``cwd``: ``atlas_zygote.py``, a process that has imported pytest and forks
   one child per test run), with a deadline of ``request["timeout"]`` plus a grace; a zygote
@@ -196,8 +198,10 @@ def reap_orphans(owned: Iterable[int]) -> None:
                 os.waitpid(pid, os.WNOHANG)
 
 
-def descendants(root: int) -> List[int]:
-    """Every live process below ``root`` (zombies left out)."""
+def descendants(root: int, prune: Iterable[int] = ()) -> List[int]:
+    """Every live process below ``root`` (zombies left out), not looking below the
+    processes in ``prune`` (nor listing them)."""
+    prune = set(prune)
     kids: Dict[int, List[int]] = {}
     alive: Set[int] = set()
     for pid in pids():
@@ -210,6 +214,8 @@ def descendants(root: int) -> List[int]:
     todo = list(kids.get(root, []))
     while todo:
         pid = todo.pop()
+        if pid in prune:
+            continue
         if pid in alive:
             out.append(pid)
         todo.extend(kids.get(pid, []))
@@ -217,12 +223,13 @@ def descendants(root: int) -> List[int]:
 
 
 def kill_descendants(keep: Iterable[int]) -> None:
-    """SIGKILL every process below this one except ``keep`` (its zygotes), until none is
-    left (a fork bomb keeps forking for a while); then reap what became ours."""
+    """SIGKILL every process below this one except ``keep`` (its zygotes, which look
+    after their own children), until none is left (a fork bomb keeps forking for a
+    while); then reap what became ours."""
     keep = set(keep)
     me = os.getpid()
     for _ in range(500):
-        victims = [p for p in descendants(me) if p not in keep]
+        victims = descendants(me, keep)
         if not victims:
             break
         for pid in victims:
@@ -312,6 +319,9 @@ class Server:
             return self.read(req)
         if op == "write":
             self.write_files(req.get("files") or [], payload)
+            for path in req.get("remove") or []:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
             return {}, b""
         if op == "zygote":
             return self.zygote(req, payload)
@@ -339,6 +349,7 @@ class Server:
         out = []
         chunks = []
         limit = int(req.get("limit") or (1 << 30))
+        head = bool(req.get("head"))
         for path in req.get("paths") or []:
             try:
                 with open(path, "rb") as f:
@@ -347,9 +358,11 @@ class Server:
                 out.append({"path": path, "size": None, "error": e.strerror or str(e)})
                 continue
             if len(data) > limit:
-                out.append({"path": path, "size": None, "error": f"over {limit} bytes"})
-                continue
-            out.append({"path": path, "size": len(data)})
+                if not head:
+                    out.append({"path": path, "size": None, "error": f"over {limit} bytes"})
+                    continue
+                data = data[:limit]
+            out.append({"path": path, "size": len(data), "real": os.path.realpath(path)})
             chunks.append(data)
         return {"files": out}, b"".join(chunks)
 

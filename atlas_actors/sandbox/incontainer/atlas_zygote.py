@@ -27,8 +27,11 @@ The helpers here (:func:`child_setup`, :func:`sweep`, :func:`death`, :func:`cpu_
 
 import contextlib
 import ctypes
+import hashlib
 import importlib
+import json
 import os
+import re
 import resource
 import signal
 import sys
@@ -134,30 +137,37 @@ def children(pid: int) -> List[int]:
     return out
 
 
-def reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+def reap(keep: Tuple[int, ...] = ()) -> None:
+    """Reap dead children (all of them, or those not in ``keep``)."""
+    if not keep:
+        while True:
+            try:
+                pid, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+    for kid in children(os.getpid()):
+        if kid not in keep:
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(kid, os.WNOHANG)
 
 
-def sweep() -> None:
-    """Kill and reap every process left below this one (orphans come to a subreaper)."""
+def sweep(keep: Tuple[int, ...] = ()) -> None:
+    """Kill and reap every process left below this one (orphans come to a subreaper),
+    but the children in ``keep`` (and what is below them)."""
     me = os.getpid()
     for _ in range(500):
-        kids = children(me)
+        kids = [k for k in children(me) if k not in keep]
         if not kids:
             break
         for kid in kids:
             with contextlib.suppress(OSError):
                 os.kill(kid, signal.SIGKILL)
-        reap()
-        if children(me):
+        reap(keep)
+        if [k for k in children(me) if k not in keep]:
             time.sleep(0.002)
-    reap()
+    reap(keep)
 
 
 def death(status: int) -> str:
@@ -199,6 +209,223 @@ def children_cpu() -> float:
     return kids.ru_utime + kids.ru_stime
 
 
+def enter(req: Dict[str, Any]) -> None:
+    """In a run's process: the first path entry, ``PYTHONPATH``-like entries and
+    ``sys.argv`` as the command would have them."""
+    first = req.get("sys_path0") or os.getcwd()
+    if sys.path and sys.path[0] == _HERE:
+        sys.path[0] = first
+    elif not sys.path or sys.path[0] != first:
+        sys.path.insert(0, first)
+    for entry in reversed(req.get("path") or []):
+        sys.path.insert(1, entry)
+    sys.argv = list(req["argv"])
+
+
+def leave(code: int) -> None:
+    """End a run's process with ``code``, its output flushed."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def repository_modules(root: str) -> Dict[str, Any]:
+    """The modules of the repository at ``root`` now imported, by name (not those of a
+    virtual environment inside it)."""
+    prefix = os.path.realpath(root).rstrip("/") + "/"
+    out = {}
+    for name, module in list(sys.modules.items()):
+        where = [getattr(module, "__file__", None) or ""]
+        where += [p for p in (getattr(module, "__path__", None) or []) if isinstance(p, str)]
+        for path in where:
+            real = os.path.realpath(path) if path else ""
+            if real.startswith(prefix) and "site-packages" not in real.split("/"):
+                out[name] = module
+                break
+    return out
+
+
+_INI = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_JUNIT = re.compile(r"--junit-?xml[= ](\S+)")
+
+
+def _fingerprint(path: str, known: Optional[Tuple[Any, ...]]) -> Tuple[Any, ...]:
+    """(exists, size, mtime, inode, digest) of ``path``: the digest only when the first
+    four differ from ``known``'s (a rewrite with the same content is the same file)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return (False,)
+    quick = (True, st.st_size, st.st_mtime_ns, st.st_ino)
+    if known is not None and known[:4] == quick:
+        return known
+    try:
+        with open(path, "rb") as f:
+            digest = hashlib.sha1(f.read()).hexdigest()
+    except OSError:
+        digest = ""
+    return (*quick, digest)
+
+
+class Prepared:
+    """A process forked from the zygote that has prepared one pytest command's
+    configuration (options parsed, plugins and the initial conftests loaded, the
+    repository's modules they import included) and forks each run from there: the run
+    configures the session, collects and runs, as ``pytest`` would. Before each run it
+    checks that every file it read (those modules, the conftests and configuration files
+    that apply) is as it was; if not, it stops, and the run is made plainly."""
+
+    def __init__(self, zygote: "Zygote", req: Dict[str, Any]) -> None:
+        self.key_ = self.key(req)
+        self.ok = False
+        to_r, to_w = os.pipe()
+        from_r, from_w = os.pipe()
+        pid = zygote.fork(req.get("env"), req.get("cwd"))
+        if pid == 0:  # ---- the prepared process
+            try:
+                os.close(to_w)
+                os.close(from_r)
+                os.setpgid(0, 0)
+                prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+                prctl(_PR_SET_CHILD_SUBREAPER, 1)
+                self.serve(zygote, req, zygote.runtime.Channel(to_r, from_w))
+            finally:
+                os._exit(0)
+        os.close(to_r)
+        os.close(from_w)
+        self.pid = pid
+        self.zygote = zygote
+        self.channel = zygote.runtime.Channel(from_r, to_w)
+        try:
+            hello, _ = self.channel.read(time.monotonic() + 120)
+            self.ok = bool(hello.get("ok"))
+        except (EOFError, OSError, ValueError, TimeoutError):
+            self.ok = False
+        if not self.ok:
+            self.kill()
+
+    @staticmethod
+    def key(req: Dict[str, Any]) -> str:
+        env = dict(req.get("env") or {})
+        env["PYTEST_ADDOPTS"] = _JUNIT.sub("", env.get("PYTEST_ADDOPTS", ""))
+        for name in ("_", "SHLVL", "OLDPWD"):
+            env.pop(name, None)
+        fields = [req.get(k) for k in ("argv", "cwd", "sys_path0", "path")]
+        return json.dumps([fields, sorted(env.items())])
+
+    def run(self, req: Dict[str, Any]) -> Optional[Frame]:
+        """The run's answer, or None when the files changed (or the process is gone)."""
+        deadline = time.monotonic() + float(req.get("timeout") or 60.0) + 30.0
+        try:
+            self.channel.write(req)
+            answer, data = self.channel.read(deadline)
+        except (EOFError, OSError, ValueError, TimeoutError):
+            return None
+        if answer.get("stale"):
+            return None
+        return answer, data
+
+    def kill(self) -> None:
+        with contextlib.suppress(OSError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(self.pid, 0)
+        for fd in (getattr(self, "channel", None) and (self.channel.rfd, self.channel.wfd)) or ():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    # ---- in the prepared process
+    def serve(self, zygote: "Zygote", req: Dict[str, Any], channel: Any) -> None:
+        for fd in zygote.private:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        zygote.private = (channel.rfd, channel.wfd)
+        enter(req)
+        try:
+            from _pytest.config import _prepareconfig
+
+            args = list(req["argv"][1:])
+            config = _prepareconfig(args, [])
+        except BaseException as e:
+            channel.write({"ok": False, "error": f"{type(e).__name__}: {e}"})
+            return
+        cwd = os.getcwd()
+        files: Dict[str, Tuple[Any, ...]] = {}
+        watched = [getattr(m, "__file__", "") or "" for m in repository_modules(cwd).values()]
+        for arg in args:
+            here = os.path.abspath(arg.split("::", 1)[0])
+            if not os.path.exists(here) or arg.startswith("-"):
+                continue
+            here = here if os.path.isdir(here) else os.path.dirname(here)
+            while True:
+                watched.append(os.path.join(here, "conftest.py"))
+                up = os.path.dirname(here)
+                if up == here:
+                    break
+                here = up
+        here = cwd
+        while True:
+            watched.extend(os.path.join(here, name) for name in _INI)
+            up = os.path.dirname(here)
+            if up == here:
+                break
+            here = up
+        for path in watched:
+            if path:
+                files[path] = _fingerprint(path, None)
+        channel.write({"ok": True, "files": len(files)})
+        while True:
+            try:
+                run, _ = channel.read()
+            except EOFError:
+                return
+            changed = [p for p, known in files.items() if _fingerprint(p, known) != known]
+            if changed:
+                channel.write({"stale": changed[:5]})
+                sys.stderr.write(f"atlas_zygote: prepared state stale: {changed[:5]}\n")
+                return
+            answer, data = self.run_prepared(zygote, config, run)
+            channel.write(answer, data)
+
+    def run_prepared(self, zygote: "Zygote", config: Any, req: Dict[str, Any]) -> Frame:
+        r, w = os.pipe()
+        pid = zygote.fork(req.get("env"), req.get("cwd"))
+        if pid == 0:  # ---- the run
+            code = 1
+            try:
+                os.close(r)
+                child_setup(req.get("file_limit_bytes") or 0, req.get("memory_bytes") or 0, w)
+                sys.argv = list(req["argv"])
+                # pytest's global capture restores its saved copies of fds 1 and 2 when it
+                # suspends: point those at this run's output too
+                capman = config.pluginmanager.getplugin("capturemanager")
+                glob = getattr(capman, "_global_capturing", None)
+                for name in ("out", "err"):
+                    saved = getattr(getattr(glob, name, None), "targetfd_save", None)
+                    if isinstance(saved, int):
+                        os.dup2(w, saved)
+                os.close(w)
+                junit = _JUNIT.search(os.environ.get("PYTEST_ADDOPTS", ""))
+                if junit and hasattr(config.option, "xmlpath"):
+                    config.option.xmlpath = junit.group(1)
+                code = int(config.hook.pytest_cmdline_main(config=config))
+            except SystemExit as e:
+                code = e.code if isinstance(e.code, int) else 1
+            except BaseException:
+                import traceback
+
+                traceback.print_exc()
+            finally:
+                leave(code)
+        os.close(w)
+        answer, data = zygote.collect(
+            pid, r, req.get("timeout") or 60.0, int(req.get("limit") or 1 << 20), req.get("cap")
+        )
+        answer["prepared"] = True
+        return answer, data
+
+
 class Zygote:
     def __init__(self, rfd: int, wfd: int) -> None:
         # the runtime's framing, shipped beside this file
@@ -207,6 +434,8 @@ class Zygote:
         del sys.path[0]
         self.channel: atlas_runtime.Channel = self.runtime.Channel(rfd, wfd)
         self.private = (rfd, wfd)
+        self.prepared: Optional[Prepared] = None
+        self.stale: Dict[str, int] = {}
 
     def fork(self, env: Optional[Dict[str, str]], cwd: Optional[str]) -> int:
         """Fork a child with ``env`` and ``cwd``; its pid (0 in the child)."""
@@ -253,7 +482,7 @@ class Zygote:
             if not status:
                 with contextlib.suppress(ChildProcessError):
                     status.append(os.waitpid(pid, 0)[1])
-            sweep()
+            sweep((self.prepared.pid,) if self.prepared is not None else ())
         exceeded = ended == "cap"
         st = status[0] if status else 0
         answer: Dict[str, Any] = {
@@ -271,6 +500,10 @@ class Zygote:
         return answer, bytes(tail.buf)
 
     def pytest(self, req: Dict[str, Any]) -> Frame:
+        if req.get("prepare"):
+            got = self.prepared_run(req)
+            if got is not None:
+                return got
         r, w = os.pipe()
         pid = self.fork(req.get("env"), req.get("cwd"))
         if pid == 0:  # ---- child
@@ -279,18 +512,11 @@ class Zygote:
                 os.close(r)
                 child_setup(req.get("file_limit_bytes") or 0, req.get("memory_bytes") or 0, w)
                 os.close(w)
-                if sys.path and sys.path[0] == _HERE:
-                    sys.path[0] = req.get("sys_path0") or os.getcwd()
-                else:
-                    sys.path.insert(0, req.get("sys_path0") or os.getcwd())
-                for entry in reversed(req.get("path") or []):  # as PYTHONPATH would
-                    sys.path.insert(1, entry)
-                sys.argv = list(req["argv"])
+                enter(req)
                 import pytest
 
                 main = getattr(pytest, "console_main", None)
-                code = main() if main is not None else pytest.main()
-                code = int(code)
+                code = int(main() if main is not None else pytest.main())
             except SystemExit as e:
                 code = e.code if isinstance(e.code, int) else 1
             except BaseException:
@@ -298,14 +524,38 @@ class Zygote:
 
                 traceback.print_exc()
             finally:
-                with contextlib.suppress(Exception):
-                    sys.stdout.flush()
-                    sys.stderr.flush()
-                os._exit(code)
+                leave(code)
         os.close(w)
         return self.collect(
             pid, r, req.get("timeout") or 60.0, int(req.get("limit") or 1 << 20), req.get("cap")
         )
+
+    def prepared_run(self, req: Dict[str, Any]) -> Optional[Frame]:
+        """The run forked from a process holding the command's prepared configuration
+        (:class:`Prepared`, made on first use); None when there is none to use (it could
+        not be prepared, or the files it read have changed: then the caller runs it
+        plainly, and a command found stale twice in a row is not prepared again)."""
+        key = Prepared.key(req)
+        if self.stale.get(key, 0) >= 2:
+            return None
+        p = self.prepared if self.prepared is not None and self.prepared.key_ == key else None
+        if p is None:
+            if self.prepared is not None:
+                self.prepared.kill()
+            self.prepared = None
+            p = Prepared(self, req)
+            if not p.ok:
+                self.stale[key] = 2
+                return None
+            self.prepared = p
+        got = p.run(req)
+        if got is None:
+            p.kill()
+            self.prepared = None
+            self.stale[key] = self.stale.get(key, 0) + 1
+            return None
+        self.stale[key] = 0
+        return got
 
     def batch(self, req: Dict[str, Any]) -> Frame:
         r, w = os.pipe()

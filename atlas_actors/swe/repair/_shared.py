@@ -18,7 +18,7 @@ from atlas_actors.errors import ConfigError, InvalidTaskError, SandboxError
 from atlas_actors.sandbox.docker import ExecResult
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.testrun import TestCommand, capture_lines, capture_paths, parse_capture
+from atlas_actors.swe.testrun import TestCommand, capture_lines, captured_command
 from atlas_actors.swe.workspace import (
     IO_DIR,
     RESET_FUNCTION,
@@ -137,8 +137,7 @@ async def warm_setup(
     err = re.search(re.escape(marker(nonce)) + r"error (.*)", result.output)
     if err:
         raise SandboxError(f"{instance.instance_id}: {err.group(1)}")
-    found = await ws.read_files(capture_paths(nonce))
-    return result, parse_capture(found or {}, nonce)
+    return result, await captured_command(ws, nonce)
 
 
 async def warm_cleanup(ws: Any, instance: SWEInstance, nonce: str) -> ExecResult:
