@@ -141,17 +141,18 @@ class RuntimeClient:
         self._buf += data
 
     async def _next_frame(self) -> tuple[dict[str, Any], bytes]:
-        while b"\n" not in self._buf:
+        """The next whole frame. Bytes leave the buffer only with a whole frame, so a
+        read cancelled half way leaves the stream where it was."""
+        while True:
+            end = self._buf.find(b"\n")
+            if end >= 0:
+                header: dict[str, Any] = json.loads(bytes(self._buf[:end]))
+                n = int(header.get("n") or 0)
+                if len(self._buf) >= end + 1 + n:
+                    payload = bytes(self._buf[end + 1 : end + 1 + n])
+                    del self._buf[: end + 1 + n]
+                    return header, payload
             await self._fill()
-        end = self._buf.index(b"\n")
-        header: dict[str, Any] = json.loads(bytes(self._buf[:end]))
-        del self._buf[: end + 1]
-        n = int(header.get("n") or 0)
-        while len(self._buf) < n:
-            await self._fill()
-        payload = bytes(self._buf[:n])
-        del self._buf[:n]
-        return header, payload
 
     async def start(self, timeout_s: float) -> dict[str, Any]:
         """Wait for the runtime's greeting; RuntimeUnavailable when it does not come."""
@@ -177,8 +178,15 @@ class RuntimeClient:
             rid = self._next_id
             try:
                 with anyio.fail_after(timeout_s):
-                    await self.channel.send(_frame({**header, "id": rid}, payload))
-                    answer, data = await self._next_frame()
+                    # A request is sent whole or not at all; a caller cancelled while
+                    # waiting leaves its answer to be skipped here by the next request
+                    # (the runtime finishes what it was asked, as an exec would).
+                    with anyio.CancelScope(shield=True):
+                        await self.channel.send(_frame({**header, "id": rid}, payload))
+                    while True:
+                        answer, data = await self._next_frame()
+                        if answer.get("id") == rid:
+                            break
             except TimeoutError:
                 self.dead = f"no answer from the runtime in {timeout_s:g}s"
                 raise RuntimeDied(self.dead) from None

@@ -334,3 +334,23 @@ async def test_without_a_runtime_the_exec_path_runs_and_says_so_once(
                 assert out.success and out.details["tests_run"] == "cold"
     said = [r for r in caplog.records if "runtime cannot run here" in r.getMessage()]
     assert len(said) == 1 and inst.image in said[0].getMessage()
+
+
+async def test_a_cancelled_call_does_not_desynchronise_the_next_one(
+    docker_host: str, examples: dict[str, SWEInstance]
+) -> None:
+    """A search that stops cancels calls in flight: their answers, when they come, are
+    skipped, and the next call gets its own."""
+    import anyio
+
+    async with SWEEnvironment() as env:
+        await env.reset(examples["textkit"].to_task())
+        ws: Any = env.workspace
+        with anyio.move_on_after(0.5):
+            await ws.run("sleep 2; echo late", timeout_s=30)
+        r = await ws.run("echo mine", timeout_s=30)
+        assert r.ok and r.output == "mine\n", r
+        with anyio.move_on_after(0.3):
+            await env.verify(examples["textkit"].patch)
+        assert (await env.verify("")).success is False
+        assert (await env.verify(examples["textkit"].patch)).success
