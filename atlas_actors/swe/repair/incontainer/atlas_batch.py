@@ -219,35 +219,11 @@ def _pytest_args(job: Dict[str, Any]) -> List[str]:
 def purge_repository(root: str) -> None:
     """Forget every module of the repository at ``root`` and pytest's import hooks (in a
     reloading child: the next session imports the repository's code afresh)."""
-    files = trace.RepoFiles(root)
-    prefix = files.prefix
-    for name, module in list(sys.modules.items()):
-        where = [getattr(module, "__file__", None) or ""]
-        where += [p for p in (getattr(module, "__path__", None) or []) if isinstance(p, str)]
-        for path in where:
-            real = os.path.realpath(path) if path else ""
-            parts = real.split("/")
-            if real.startswith(prefix) and "site-packages" not in parts:
-                del sys.modules[name]
-                break
+    for name in zygote.repository_modules(root):
+        del sys.modules[name]
     sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "AssertionRewritingHook"]
     importlib.invalidate_caches()
     linecache.clearcache()
-
-
-def _repository_modules(root: str) -> Dict[str, types.ModuleType]:
-    """The modules of the repository at ``root`` now imported, by name."""
-    prefix = trace.RepoFiles(root).prefix
-    out = {}
-    for name, module in list(sys.modules.items()):
-        where = [getattr(module, "__file__", None) or ""]
-        where += [p for p in (getattr(module, "__path__", None) or []) if isinstance(p, str)]
-        for path in where:
-            real = os.path.realpath(path) if path else ""
-            if real.startswith(prefix) and "site-packages" not in real.split("/"):
-                out[name] = module
-                break
-    return out
 
 
 def _lookup(module: types.ModuleType, qualname: str) -> Any:
@@ -267,7 +243,7 @@ def rebind_repository(root: str, plugins: List[types.ModuleType]) -> bool:
     instance of a repository class, a class built on one, or a container of either) or
     the import fails: then the caller reloads the whole session."""
     keep = {id(m) for m in plugins}
-    gone = {n for n, m in _repository_modules(root).items() if id(m) not in keep}
+    gone = {n for n, m in zygote.repository_modules(root).items() if id(m) not in keep}
     for name in gone:
         del sys.modules[name]
     importlib.invalidate_caches()
@@ -568,7 +544,7 @@ class Worker:
                 if real.startswith(prefix):
                     self.loaded.add(real)
         if self.config is not None:
-            repo = _repository_modules(self.root)
+            repo = zygote.repository_modules(self.root)
             held = {id(p) for p in self.config.pluginmanager.get_plugins()}
             self.plugins = [m for m in repo.values() if id(m) in held]
             for m in self.plugins:
