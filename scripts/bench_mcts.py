@@ -45,11 +45,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchcpu import CpuMeter
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
-from benchcpu import CpuMeter  # noqa: E402
 
 from atlas_actors.actors import Engine  # noqa: E402
 from atlas_actors.config import EngineConfig, LLMConfig, SWESearchConfig  # noqa: E402
@@ -242,38 +242,56 @@ def main() -> int:
         action="store_true",
         help="pipelined tree search (SWESearchConfig.pipeline) in both parts",
     )
-    p.add_argument("--json", type=Path, help="also write the figures here")
+    add_json_flag(p)
     p.add_argument(
         "--skip-in-flight", action="store_true", help="only part 1 (scaling with actors)"
     )
     args = p.parse_args()
     with CpuMeter("atlas-bench-mcts") as args.meter:
         out = anyio.run(main_async, args)
-    print(f"\nnodes expanded per minute (median of {args.runs} runs, interleaved):")
-    print(
-        "actors  nodes/min  x first  test runs/resolved  resolved  CPU s/node "
-        "(ours + daemons)  our cores  machine busy cores"
+    print_table(
+        [
+            "actors",
+            "nodes/min",
+            "x first",
+            "test runs/resolved",
+            "resolved",
+            "CPU s/node (ours + daemons)",
+            "our cores",
+            "machine busy cores",
+        ],
+        [
+            [
+                str(actors),
+                f"{row['nodes_per_minute']:.1f}",
+                f"{row['ratio_to_first']:.2f}",
+                f"{row['test_runs_per_resolved']:.1f}",
+                f"{row['resolved']:.0f}/4",
+                f"{row['cpu_s_per_node']:.3f} ({row['our_cpu_s_per_node']:.3f} + "
+                f"{row['daemon_cpu_s_per_node']:.3f})",
+                f"{row['our_cores']:.2f}",
+                f"{row['machine_busy_cores']:.2f}",
+            ]
+            for actors, row in out["scaling"].items()
+        ],
+        title=f"nodes expanded per minute (median of {args.runs} runs, interleaved)",
     )
-    for actors, row in out["scaling"].items():
-        print(
-            f"{actors:>6}  {row['nodes_per_minute']:9.1f}  {row['ratio_to_first']:7.2f}  "
-            f"{row['test_runs_per_resolved']:18.1f}  {row['resolved']:6.0f}/4  "
-            f"{row['cpu_s_per_node']:5.3f} ({row['our_cpu_s_per_node']:.3f} + "
-            f"{row['daemon_cpu_s_per_node']:.3f})  {row['our_cores']:9.2f}  "
-            f"{row['machine_busy_cores']:18.2f}"
+    if not args.skip_in_flight:
+        f = out["in_flight"]
+        print_table(
+            ["LLM latency s", "parallel", "peak in flight", "mean in flight", "resolved"],
+            [
+                [
+                    f"{args.latency:g}",
+                    str(args.parallel),
+                    f"{f['llm_in_flight_peak']:.0f}",
+                    f"{f['llm_in_flight_mean']:.1f}",
+                    f"{f['resolved']:.0f}/4",
+                ]
+            ],
+            title="LLM requests in flight (4 instances)",
         )
-    if args.skip_in_flight:
-        if args.json:
-            args.json.write_text(json.dumps(out, indent=1))
-        return 0
-    f = out["in_flight"]
-    print(
-        f"\nLLM latency {args.latency:g} s, 4 instances x {args.parallel} parallel expansions: "
-        f"peak {f['llm_in_flight_peak']:.0f} requests in flight "
-        f"({f['llm_in_flight_mean']:.1f} on average), {f['resolved']:.0f}/4 resolved"
-    )
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+    write_json(args.json, out)
     return 0
 
 

@@ -31,7 +31,6 @@ most fail their first test, a few pass. The containers have one CPU (the default
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -195,7 +195,7 @@ async def main() -> int:
     ap.add_argument("--min-evals", type=int, default=4, help="evaluations per run at size 1")
     ap.add_argument("--verify", type=int, default=5, help="full verifies per run")
     ap.add_argument("--backend", choices=["docker", "bubblewrap"], default="docker")
-    ap.add_argument("--json", default=None, help="write the figures here")
+    add_json_flag(ap)
     ap.add_argument(
         "--root", type=Path, default=EXAMPLES_DIR, help="instances folder (default: examples)"
     )
@@ -207,8 +207,25 @@ async def main() -> int:
     )
     for inst in instances:
         rows.append(await bench_example(inst.repo.split("/")[-1], inst, args))
-    if args.json:
-        await anyio.Path(args.json).write_text(json.dumps(rows, indent=2))
+    print_table(
+        ["example", "FL s", "FL CPU s", "gold rank", "mutants"]
+        + [f"batch {n} evals/CPU-s" for n in args.sizes]
+        + ["full verifies/s"],
+        [
+            [
+                r["example"],
+                f"{r['fl_seconds']:.2f}",
+                f"{r['fl_cpu_seconds']:.2f}",
+                r["gold_rank"],
+                r["mutants"],
+                *(f"{r['batch'][n]['evals_per_cpu_s']:.1f}" for n in args.sizes),
+                f"{r['verify_evals_per_s']:.2f}" if r["verify_evals_per_s"] else None,
+            ]
+            for r in rows
+        ],
+        title=f"offline repair's fast screen (medians of {args.runs} runs)",
+    )
+    await anyio.to_thread.run_sync(write_json, args.json, rows)
     return 0
 
 

@@ -510,7 +510,7 @@ class ARCEnvironment(TaskHolder, AsyncResource):
                 except InvalidGridError as e:
                     out.append((None, str(e)))
             return out
-        from atlas_actors.arc import compile_program
+        from atlas_actors.arc.dsl import compile_program
 
         fn = compile_program(solution)  # InvalidSolutionError for malformed programs
         res: list[tuple[Grid | None, str | None]] = []

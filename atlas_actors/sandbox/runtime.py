@@ -3,9 +3,8 @@
 A workspace starts the runtime once, as one long-lived process in its container (or
 sandbox), and sends it every command, file read and write, and test run over that
 process's standard input and output, instead of a ``docker exec`` (or a new sandbox)
-each: a request costs about 0.1 ms of CPU against 20 ms for an exec (measurements in
-docs/benchmarks.md). Test runs go to a zygote that has imported pytest once and forks a
-child per run (``incontainer/atlas_zygote.py``).
+each (what each costs: docs/benchmarks.md). Test runs go to a zygote that has imported
+pytest once and forks a child per run (``incontainer/atlas_zygote.py``).
 
 * :class:`RuntimeClient` speaks the framing over a :class:`Channel` (an attached Docker
   exec, :class:`ExecChannel`, or a subprocess's pipes, :class:`ProcessChannel`).

@@ -23,7 +23,7 @@ module is that part of the search, in our terms:
   function, which rewards fewer failing tests and punishes new failures. Without a test
   report it falls back to ``partial_score``. It reads typed fields only, so it serves
   any domain.
-* The LLM backend is :class:`atlas_actors.llm.judge.LLMJudge`.
+* The LLM backend is :class:`atlas_actors.swe.judge.LLMJudge`.
 
 Rollouts are the seed's "hybrid" estimate: a promising node (``should_rollout``: its
 estimate is at least the threshold) is extended by the proposer one action at a time,
@@ -303,7 +303,7 @@ class Discriminator:
 
     Args:
         backend: what judges a candidate: :class:`TestEvidenceScorer` (default), an
-            :class:`~atlas_actors.llm.judge.LLMJudge`, a ``DiscriminatorPool`` of actors,
+            :class:`~atlas_actors.swe.judge.LLMJudge`, a ``DiscriminatorPool`` of actors,
             or any :class:`~atlas_actors.search.base.Scorer`.
         threshold: default ``should_rollout`` threshold.
         max_concurrency: backend calls in flight at once.

@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +24,8 @@ from atlas_actors.config import LLMConfig, MindEvolutionConfig, SWESearchConfig
 from atlas_actors.environments.base import Evaluator, Stepper, Verifier
 from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
 from atlas_actors.errors import AtlasError, ConfigError
-from atlas_actors.resources import close_shared_resources
-from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
+from atlas_actors.resources import close_shared_resources, shared_resource
+from atlas_actors.search.base import Assessor, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver
 from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
 from atlas_actors.search.proposers import SeededProposer
@@ -39,6 +39,20 @@ def make_proposer(task: Task, llm: LLMConfig | None = None, **options: Any) -> A
     """The proposer for one search of ``task``, from its domain's registration: an LLM
     proposer when ``llm`` is given, else the domain's offline proposer."""
     return require_domain(task.domain).make_proposer(task, llm, **options)
+
+
+def _proposer_for(
+    task: Task,
+    spec: DomainSpec | None,
+    llm: LLMConfig | None,
+    options: dict[str, Any],
+    **context: Any,
+) -> Any:
+    """The domain's proposer, given the user's ``options`` (checked by the domain's
+    options model) and what the search adds (``context``)."""
+    if spec is None:
+        return make_proposer(task, llm, **options, **context)
+    return spec.make_proposer(task, llm, **spec.check_options(options), **context)
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -129,14 +143,13 @@ async def solve_task(
         )
         if search == "mcts":
             if proposer is None:
-                options = dict(proposer_options or {})
-                families = _remembered_families(remembered)
-                if families:  # edit families that fixed similar tasks: raise their prior
-                    options["remembered_families"] = families
-                proposer = make_proposer(task, llm, stepper=evaluator, **options)
+                context: dict[str, Any] = {"stepper": evaluator}
+                if remembered:  # solved similar tasks: the domain may favour what fixed them
+                    context["remembered"] = tuple(remembered)
+                proposer = _proposer_for(task, spec, llm, proposer_options or {}, **context)
         elif search == "evolutionary":
             if proposer is None:
-                proposer = make_proposer(task, llm, **(proposer_options or {}))
+                proposer = _proposer_for(task, spec, llm, proposer_options or {})
         else:
             raise ConfigError(
                 f"task {task.id}: strategy {search!r} cannot search by itself; "
@@ -171,7 +184,11 @@ async def solve_task(
             )
             return _routed(report, routing, start)
         if search == "mcts":
-            seeds = [_patch_action(e.solution) for e in remembered if isinstance(e.solution, str)]
+            seeds = [
+                action
+                for e in remembered
+                if spec is not None and (action := spec.seed_action_of(e.solution)) is not None
+            ]
             if seeds:
                 proposer = SeededProposer(proposer, seeds)
             report = await _solve_mcts(
@@ -249,32 +266,17 @@ def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]
     ]
 
 
-def _shared_judge(llm: LLMConfig) -> Any:
-    """The LLM value judge for ``llm``, on the process's shared client for it."""
-    from atlas_actors.llm.client import LLMClient
-    from atlas_actors.llm.judge import LLMJudge
-    from atlas_actors.resources import shared_resource
+def _shared_judge(spec: DomainSpec | None, llm: LLMConfig) -> Any:
+    """The domain's LLM value judge for ``llm``, on the process's shared client for it;
+    None when the domain has none."""
+    if spec is None or spec.judge is None:
+        return None
+    from atlas_actors.llm.client import shared_client  # the LLM SDK: only with an LLM
 
-    client = shared_resource(("llm-client", llm.model_dump_json()), lambda: LLMClient(llm))
+    client = shared_client(llm)
     return shared_resource(
-        ("llm-judge", llm.model_dump_json()), lambda: LLMJudge(client, owns_client=False)
-    )
-
-
-def _remembered_families(remembered: list[Experience]) -> list[str]:
-    """Edit families that fixed the remembered similar tasks, most frequent first."""
-    counts: dict[str, int] = {}
-    for e in remembered:
-        for f in e.edit_families:
-            counts[f] = counts.get(f, 0) + 1
-    return sorted(counts, key=lambda f: (-counts[f], f))
-
-
-def _patch_action(patch: str) -> ProposedAction:
-    return ProposedAction(
-        action={"kind": "apply_patch", "patch": patch},
-        label="a remembered patch",
-        source="memory",
+        ("llm-judge", spec.name, llm.model_dump_json()),
+        lambda: spec.make_judge(client, owns_client=False),
     )
 
 
@@ -361,7 +363,7 @@ async def _solve_mcts(
     discriminator = None
     if config.use_discriminator:
         if backend is None and llm is not None:
-            backend = _shared_judge(llm)  # with an LLM, nodes are valued by the LLM judge
+            backend = _shared_judge(spec, llm)  # with an LLM, the domain's judge values nodes
         discriminator = Discriminator(backend, threshold=config.discriminator_threshold)
     search = SWESearch(proposer, evaluator, evaluator, discriminator, config, progress=progress)
     path = tree_file(tree_dir, task.id) if tree_dir is not None else None
@@ -392,12 +394,12 @@ async def _solve_mcts(
     _add_usage(out, proposer, task.id)
     more = getattr(proposer, "alternatives", None)  # other passing patches a proposer found
     if callable(more):
-        seen = {_changes(out.solution), *(_changes(a) for a in out.alternatives)}
+        seen = {_answer_key(spec, out.solution), *(_answer_key(spec, a) for a in out.alternatives)}
         for alt in more(task.id):
             if len(out.alternatives) >= 3:
                 break
-            if _changes(alt) not in seen:
-                seen.add(_changes(alt))
+            if _answer_key(spec, alt) not in seen:
+                seen.add(_answer_key(spec, alt))
                 out.alternatives.append(alt)
     if stats.llm_cost:
         out.usage["cost"] = max(out.usage.get("cost", 0.0), stats.llm_cost)
@@ -440,14 +442,11 @@ async def _finish(
         await reporter(task, candidates, out, verifier)
 
 
-def _changes(solution: Any) -> Any:
-    """What a patch changes (its removed and added lines), so two diffs of one change
-    compare equal; other solutions as they are."""
-    if not isinstance(solution, str):
-        return solution_key(solution)
-    return tuple(
-        ln for ln in solution.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
-    )
+def _answer_key(spec: DomainSpec | None, solution: Any) -> Hashable:
+    """What makes ``solution`` the same answer as another: the domain's key (two diffs
+    of one change), else its canonical JSON."""
+    key = spec.key_of(solution) if spec is not None else None
+    return key if key is not None else solution_key(solution)
 
 
 def _path_to(nodes: list[Any], node_id: int) -> list[dict[str, str]]:

@@ -404,7 +404,7 @@ class DockerWorkspace(RuntimeBacked):
     ) -> ExecResult:
         """One request to the runtime; without it, one exec: small files travel
         base64-encoded in its arguments (Docker's archive upload re-executes a helper
-        process per call, ~50-100 ms); large ones by tar."""
+        process per call); large ones by tar."""
         fast = await self._run_via_runtime(cmd, files, timeout_s, env, output_limit_bytes)
         if fast is not None:
             return fast

@@ -11,12 +11,11 @@ import gzip
 import re
 import shlex
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol, runtime_checkable
 
 from atlas_actors.errors import ConfigError, InvalidTaskError, SandboxError
 from atlas_actors.sandbox.docker import ExecResult
-from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
 from atlas_actors.swe.testrun import TestCommand, capture_lines, captured_command
 from atlas_actors.swe.workspace import (
@@ -31,7 +30,19 @@ PYCACHE_DIR = f"{IO_DIR}/pycache"
 """Where the batch worker caches compiled modules (``sys.pycache_prefix``): outside the
 repository, kept for the workspace's life."""
 
-Target = SWEEnvironment | Workspace
+
+@runtime_checkable
+class LendsWorkspace(Protocol):
+    """An environment that lends its workspace to a tool (the SWEEnvironment, which runs
+    these tools and so is not imported here)."""
+
+    @property
+    def instance(self) -> SWEInstance: ...
+
+    def exclusive(self) -> AbstractAsyncContextManager[Workspace]: ...
+
+
+Target = LendsWorkspace | Workspace
 
 
 def shipped() -> dict[str, bytes]:
@@ -183,7 +194,7 @@ def read_emitted(output: str, nonce: str, tag: str) -> str | None:
 def resolve_instance(target: Target, instance: SWEInstance | None) -> SWEInstance:
     if instance is not None:
         return instance
-    if isinstance(target, SWEEnvironment):
+    if isinstance(target, LendsWorkspace):
         return target.instance
     raise ConfigError("instance: required when the target is a Workspace (not an environment)")
 
@@ -193,7 +204,7 @@ async def workspace_of(target: Target) -> AsyncIterator[Workspace]:
     """The workspace to run in. For an environment, its workspace held alone
     (:meth:`SWEEnvironment.exclusive`: no verify or agent action runs meanwhile; the agent's
     state is put back before its next action)."""
-    if not isinstance(target, SWEEnvironment):
+    if not isinstance(target, LendsWorkspace):
         yield target
         return
     async with target.exclusive() as ws:

@@ -32,12 +32,11 @@ import re
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from atlas_actors.errors import ConfigError, SandboxError
-from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
 from atlas_actors.swe.repair._shared import (
     PYCACHE_DIR,
@@ -58,6 +57,9 @@ from atlas_actors.swe.repair._shared import (
 from atlas_actors.swe.repair.localize import Localization
 from atlas_actors.swe.workspace import IO_DIR, SHIP_DIR, TESTBED
 from atlas_actors.types import Outcome
+
+if TYPE_CHECKING:  # the environment runs this loop: it imports this package
+    from atlas_actors.swe.environment import SWEEnvironment
 
 TestOutcome = Literal[
     "passed",
