@@ -31,7 +31,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 import anyio
 
@@ -126,16 +126,6 @@ class RuntimeBacked:
     runtime: RuntimeSession | None = None
     where = "workspace"
 
-    async def run(
-        self,
-        cmd: str,
-        *,
-        timeout_s: float,
-        env: Mapping[str, str] | None = None,
-        output_limit_bytes: int = 1_000_000,
-    ) -> ExecResult:
-        raise NotImplementedError
-
     async def _via_runtime(self, fn: Callable[[RuntimeClient], Awaitable[T]]) -> T | None:
         """``fn`` through the runtime; None when there is none (the caller takes the slow
         path). RuntimeDied when it died twice during the call."""
@@ -194,7 +184,8 @@ class RuntimeBacked:
         except RuntimeDied:
             done = None
         if done is None:
-            await self.run(f"rm -f {' '.join(shlex.quote(p) for p in paths)}", timeout_s=60)
+            rm = f"rm -f {' '.join(shlex.quote(p) for p in paths)}"
+            await cast("Workspace", self).run(rm, timeout_s=60)
 
     async def sweep(self) -> None:
         """Kill every process a command left behind (the runtime and its zygotes stay)."""

@@ -36,7 +36,7 @@ import resource
 import signal
 import sys
 import time
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Tuple
 
 if TYPE_CHECKING:
     from atlas_actors.sandbox.incontainer import atlas_runtime
@@ -222,6 +222,23 @@ def enter(req: Dict[str, Any]) -> None:
     sys.argv = list(req["argv"])
 
 
+def run_and_leave(main: Callable[[], Any]) -> None:
+    """End a forked run's process with ``main()``'s exit status (a SystemExit's; 1 after
+    any other exception, whose traceback goes to the run's output): it never returns, so
+    no run goes on as a copy of its parent."""
+    code = 1
+    try:
+        code = int(main())
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else 1
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        leave(code)
+
+
 def leave(code: int) -> None:
     """End a run's process with ``code``, its output flushed."""
     with contextlib.suppress(Exception):
@@ -392,8 +409,8 @@ class Prepared:
         r, w = os.pipe()
         pid = zygote.fork(req.get("env"), req.get("cwd"))
         if pid == 0:  # ---- the run
-            code = 1
-            try:
+
+            def run() -> Any:
                 os.close(r)
                 child_setup(req.get("file_limit_bytes") or 0, req.get("memory_bytes") or 0, w)
                 sys.argv = list(req["argv"])
@@ -409,19 +426,11 @@ class Prepared:
                 junit = _JUNIT.search(os.environ.get("PYTEST_ADDOPTS", ""))
                 if junit and hasattr(config.option, "xmlpath"):
                     config.option.xmlpath = junit.group(1)
-                code = int(config.hook.pytest_cmdline_main(config=config))
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                import traceback
+                return config.hook.pytest_cmdline_main(config=config)
 
-                traceback.print_exc()
-            finally:
-                leave(code)
+            run_and_leave(run)
         os.close(w)
-        answer, data = zygote.collect(
-            pid, r, req.get("timeout") or 60.0, int(req.get("limit") or 1 << 20), req.get("cap")
-        )
+        answer, data = zygote.collect_run(pid, r, req)
         answer["prepared"] = True
         return answer, data
 
@@ -507,28 +516,24 @@ class Zygote:
         r, w = os.pipe()
         pid = self.fork(req.get("env"), req.get("cwd"))
         if pid == 0:  # ---- child
-            code = 1
-            try:
+
+            def run() -> Any:
                 os.close(r)
                 child_setup(req.get("file_limit_bytes") or 0, req.get("memory_bytes") or 0, w)
                 os.close(w)
                 enter(req)
                 import pytest
 
-                main = getattr(pytest, "console_main", None)
-                code = int(main() if main is not None else pytest.main())
-            except SystemExit as e:
-                code = e.code if isinstance(e.code, int) else 1
-            except BaseException:
-                import traceback
+                return (getattr(pytest, "console_main", None) or pytest.main)()
 
-                traceback.print_exc()
-            finally:
-                leave(code)
+            run_and_leave(run)
         os.close(w)
-        return self.collect(
-            pid, r, req.get("timeout") or 60.0, int(req.get("limit") or 1 << 20), req.get("cap")
-        )
+        return self.collect_run(pid, r, req)
+
+    def collect_run(self, pid: int, fd: int, req: Dict[str, Any]) -> Frame:
+        """:meth:`collect` with a ``pytest`` request's limits."""
+        limit = int(req.get("limit") or 1 << 20)
+        return self.collect(pid, fd, req.get("timeout") or 60.0, limit, req.get("cap"))
 
     def prepared_run(self, req: Dict[str, Any]) -> Optional[Frame]:
         """The run forked from a process holding the command's prepared configuration
