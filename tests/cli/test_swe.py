@@ -120,7 +120,7 @@ def test_clear_errors_for_bad_flag_combinations(instances_file: Path, tmp_path: 
 
 def test_search_flags_become_the_search_settings() -> None:
     from atlas_actors.cli import build_parser
-    from atlas_actors.cli.swe_search import search_settings
+    from atlas_actors.cli.swe import search_settings
 
     argv = ["swe", "--instances", "x.jsonl", "--out", "o", "--parallel", "6"]
     plain = search_settings(build_parser().parse_args(argv), "llm")
