@@ -104,6 +104,7 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
         verdict = await evaluator.verify(task, final or "")
         report = proposer.report(task.id)
         row.update(
+            patch=final or "",
             resolved=verdict.success,
             full_verifies=result.stats.evaluations,
             expansions=result.stats.expansions,
