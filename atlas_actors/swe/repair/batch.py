@@ -39,7 +39,8 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
+from atlas_actors.swe.repair.localize import Localization
+from atlas_actors.swe.repair.workspace_driver import (
     PYCACHE_DIR,
     SHIP_DIR,
     Target,
@@ -53,7 +54,6 @@ from atlas_actors.swe.repair._shared import (
     shipped,
     workspace_of,
 )
-from atlas_actors.swe.repair.localize import Localization
 from atlas_actors.swe.workspace import IO_DIR, TESTBED
 from atlas_actors.types import Outcome
 

@@ -67,7 +67,7 @@ Where some edits live: ``//`` <-> ``/`` is an operator edit (arithmetic_operator
 FP8); ``range(n)`` -> ``range(n + 1)``/``range(n - 1)`` is off_by_one_constant, which
 moves any argument of ``range()`` by one; the builtin_swap table (min/max, any/all,
 floor/ceil, sorted/reversed, append/extend, ...) and why each pair is in it are in
-``_ops_expr``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable" (nothing
+``families.expressions``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable" (nothing
 in the file says which element is missing) and ManySStuBs4J's "Missing/Delete Throws
 Exception" beyond what deleting or inserting a ``raise`` statement does.
 """

@@ -51,7 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
+from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
+from atlas_actors.swe.repair.workspace_driver import (
     SHIP_DIR,
     Target,
     check_tests,
@@ -64,7 +65,6 @@ from atlas_actors.swe.repair._shared import (
     shipped,
     workspace_of,
 )
-from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
 from atlas_actors.swe.workspace import IO_DIR, TESTBED
 
 Formula = Literal["ochiai", "dstar", "tarantula"]

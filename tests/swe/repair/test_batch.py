@@ -295,7 +295,7 @@ def worker_module() -> Any:
     """``atlas_batch`` imported as the workspace imports it (beside ``atlas_trace``)."""
     import sys
 
-    from atlas_actors.swe.repair._shared import INCONTAINER
+    from atlas_actors.swe.repair.workspace_driver import INCONTAINER
 
     sys.path.insert(0, str(INCONTAINER))
     try:

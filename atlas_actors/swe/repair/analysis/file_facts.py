@@ -14,7 +14,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Literal
 
-from atlas_actors.swe.repair._source import Source
+from atlas_actors.swe.repair.analysis.source_text import Source
 
 __all__ = ["Donor", "Facts", "Lit", "Scope", "Signature"]
 
