@@ -190,6 +190,8 @@ class Facts:
 
     def __init__(self, src: Source, tree: ast.Module) -> None:
         self.src = src
+        self.tree = tree
+        """The file's ``ast`` (families that read more than these facts walk it)."""
         self.module = Scope("module", "<module>", None)
         self.scopes: dict[int, Scope] = {}
         """By ``id`` of a FunctionDef/AsyncFunctionDef/ClassDef node."""
