@@ -137,6 +137,8 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
             passing_patches=int(report["passing_patches"]),
             first_passing_at=report.get("first_passing_at"),
             stopped=result.stopped,
+            refused=int(report.get("refused", 0)),
+            probe_refused=[r for r in proposer.refused.get(task.id, []) if r.startswith("probe")],
         )
         held = await held_back(inst, final, args.examples) if final else None
         if held is not None:
