@@ -73,6 +73,7 @@ from atlas_actors.swe.repair.probes import (
     variants,
 )
 from atlas_actors.swe.repair.ranking import Closeness, closeness
+from atlas_actors.swe.repair.timeouts import timed_out
 from atlas_actors.types import Task
 
 log = logging.getLogger(__name__)
@@ -216,6 +217,9 @@ class _NodePlan:
     """Screened edits not offered yet, best first."""
     moved_offered: int = 0
     """Children offered because they moved the failing tests (not more progress)."""
+    hung: set[tuple[str, str, int]] = field(default_factory=set)
+    """(path, family, line) of the screened edits that hit a test timeout: that
+    family's other edits of that line are screened last."""
 
 
 class OfflineRepairProposer:
@@ -313,6 +317,8 @@ class OfflineRepairProposer:
         <label>"``, in the order the plans met them."""
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
+        self.timeouts: dict[str, int] = {}
+        """Per task: screened edits whose run hit a test timeout (each counted once)."""
         self.passing: dict[str, set[str]] = {}
         """Distinct screened patches (node patch + edit) that passed every selected test."""
         self.passing_diffs: dict[str, list[str]] = {}
@@ -336,6 +342,7 @@ class OfflineRepairProposer:
             "screened": float(self.screened.get(task_id, 0)),
             "passing_patches": float(len(self.passing.get(task_id, ()))),
             "refused": float(len(self.refused.get(task_id, ()))),
+            "timeouts": float(self.timeouts.get(task_id, 0)),
         }
         if task_id in self.first_passing:
             out["first_passing_at"] = float(self.first_passing[task_id][0])
@@ -583,6 +590,7 @@ class OfflineRepairProposer:
                 found = self.passing_diffs.setdefault(task.id, [])
                 if res.patch not in found:
                     found.append(res.patch)
+        self._deprioritise_hangs(task, plan, batch, results)
         greens = [edit for edit, res in zip(batch, results, strict=True) if res.passed]
         broken: dict[int, str] = {}
         if greens and self.probe:
@@ -618,6 +626,18 @@ class OfflineRepairProposer:
                 -s.prior,
             ),
         )
+
+    def _deprioritise_hangs(
+        self, task: Task, plan: _NodePlan, batch: list[Any], results: Sequence[Any]
+    ) -> None:
+        """Count the edits whose run hit a test timeout, and move the same family's
+        edits of the same line to the end of the plan (they tend to hang alike)."""
+        for edit, res in zip(batch, results, strict=True):
+            if timed_out(res):
+                self.timeouts[task.id] = self.timeouts.get(task.id, 0) + 1
+                plan.hung.add((edit.path, edit.family, edit.line))
+        if plan.hung:
+            plan.edits.sort(key=lambda e: (e.path, e.family, e.line) in plan.hung)
 
     async def _test_source(self, task: Task, path: str) -> str | None:
         """The test file ``path`` as the tests run it (the task's test patch applied)."""
