@@ -56,7 +56,7 @@ def test_hung_and_timed_out() -> None:
         index=0,
         applied=True,
         compiled=True,
-        tests=[TestVerdict(test="t::a", outcome="timeout")],  # type: ignore[arg-type]
+        tests=[TestVerdict(test="t::a", outcome="timeout")],
     )
     assert timed_out(res)
     assert not timed_out(CandidateResult(index=0, applied=True, compiled=True))
@@ -85,7 +85,7 @@ class HangingToolbox:
                     index=n,
                     applied=True,
                     compiled=True,
-                    tests=[TestVerdict(test="t.py::t", outcome="timeout")],  # type: ignore[arg-type]
+                    tests=[TestVerdict(test="t.py::t", outcome="timeout")],
                 )
                 for n in range(len(cands))
             ]
