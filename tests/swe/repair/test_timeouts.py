@@ -110,3 +110,35 @@ async def test_an_edit_that_hangs_is_counted_once_and_its_siblings_on_the_line_w
     expected = sorted(rest, key=lambda e: (e.family, e.line) in hung)[:7]
     assert second == [e.label for e in expected]
     assert [e.label for e in rest[:7]] != second  # the order did change
+
+
+def test_the_screen_times_a_test_that_hung_at_the_base_like_an_ordinary_one(
+    examples: dict[str, Any],
+) -> None:
+    from atlas_actors.swe.repair.batch import BatchEvaluator
+    from atlas_actors.swe.repair.localize import Localization, TestRecord
+
+    inst = examples["textkit"]
+    hanging, ordinary = inst.FAIL_TO_PASS[0], inst.PASS_TO_PASS[0]
+    loc = Localization(
+        instance_id=inst.instance_id,
+        base_commit=inst.base_commit,
+        method="spectrum",
+        formula="ochiai",
+        lines=[],
+        tests=[
+            TestRecord(
+                test=hanging,
+                outcome="failed",
+                seconds=60.0,
+                message="_Timeout: test still running after 60s (atlas_trace timeout)",
+            ),
+            TestRecord(test=ordinary, outcome="passed", seconds=0.3),
+        ],
+        failing=[hanging],
+        passing=[ordinary],
+        collect_seconds=0.2,
+    )
+    _, timeouts, collect = BatchEvaluator().plan(inst, [hanging, ordinary], loc)
+    assert timeouts == [3.0, 3.0]  # not 600 s for the hang
+    assert collect == 5.0
