@@ -220,6 +220,8 @@ class _NodePlan:
     hung: set[tuple[str, str, int]] = field(default_factory=set)
     """(path, family, line) of the screened edits that hit a test timeout: that
     family's other edits of that line are screened last."""
+    timeouts: int = 0
+    """Screened edits of this node whose run hit a test timeout."""
 
 
 class OfflineRepairProposer:
@@ -253,6 +255,9 @@ class OfflineRepairProposer:
         rank_greens: order the edits that pass every test by how close they stay to
             the original, then by fault localisation's rank of their line
             (:mod:`~atlas_actors.swe.repair.ranking`); otherwise by prior alone.
+        hang_patience: when a node's first screening has met this many edits that hit a
+            test timeout, it stops as soon as one edit passes every test (rather than
+            screening on for ``k`` of them: each hanging edit costs a timeout).
     """
 
     def __init__(
@@ -270,6 +275,7 @@ class OfflineRepairProposer:
         antipatterns: Sequence[str] = ANTI_PATTERNS,
         probe: bool = True,
         rank_greens: bool = True,
+        hang_patience: int = 32,
     ) -> None:
         if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
             raise ConfigError(
@@ -284,6 +290,7 @@ class OfflineRepairProposer:
         self.antipatterns = tuple(a for a in ANTI_PATTERNS if a in set(antipatterns))
         self.probe = probe
         self.rank_greens = rank_greens
+        self.hang_patience = hang_patience
         self.toolbox = toolbox
         self.families = list(families) if families is not None else None
         self.max_files = max_files
@@ -385,7 +392,8 @@ class OfflineRepairProposer:
             # the search should see a node's best edits, not merely its likeliest
             while plan.edits and plan.screened < self.first_screen:
                 await self._screen(task, node, patch, plan)
-                if sum(1 for r in plan.ranked if r.passed) >= k:
+                greens = sum(1 for r in plan.ranked if r.passed)
+                if greens >= k or (greens and plan.timeouts >= self.hang_patience):
                     break
         tried = {solution_key(a) for a in node.tried}
         here = self._progress.get(at)
@@ -427,6 +435,8 @@ class OfflineRepairProposer:
                 )
             if len(out) >= k or not plan.edits:
                 break
+            if passing and plan.timeouts >= self.hang_patience:
+                break  # one green edit is enough where screening costs timeouts
             await self._screen(task, node, patch, plan)
         return out
 
@@ -635,6 +645,7 @@ class OfflineRepairProposer:
         for edit, res in zip(batch, results, strict=True):
             if timed_out(res):
                 self.timeouts[task.id] = self.timeouts.get(task.id, 0) + 1
+                plan.timeouts += 1
                 plan.hung.add((edit.path, edit.family, edit.line))
         if plan.hung:
             plan.edits.sort(key=lambda e: (e.path, e.family, e.line) in plan.hung)

@@ -142,3 +142,34 @@ def test_the_screen_times_a_test_that_hung_at_the_base_like_an_ordinary_one(
     _, timeouts, collect = BatchEvaluator().plan(inst, [hanging, ordinary], loc)
     assert timeouts == [3.0, 3.0]  # not 600 s for the hang
     assert collect == 5.0
+
+
+class MostlyHangingToolbox(HangingToolbox):
+    """The third candidate of every batch passes; the rest time out."""
+
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        out = await super().invoke(task, tool, **kwargs)
+        if tool == "try_candidates":
+            out[2] = CandidateResult(
+                index=2,
+                applied=True,
+                compiled=True,
+                passed=True,
+                tests=[TestVerdict(test="t.py::t", outcome="passed")],
+            )
+        return out
+
+
+async def test_a_first_screening_full_of_hangs_stops_at_the_first_green_edit() -> None:
+    task = Task(id="hang-2", domain="swe")
+    root = NodeView(node_id="0", state={}, solution="")
+    patient = MostlyHangingToolbox()
+    kids = await OfflineRepairProposer(
+        patient, screen=7, first_screen=70, antipatterns=(), probe=False, hang_patience=1000
+    ).propose(task, root, 4, random.Random(0))
+    assert len(kids) == 4 and len(patient.batches) == 4  # screened on for 4 greens
+    impatient = MostlyHangingToolbox()
+    kids = await OfflineRepairProposer(
+        impatient, screen=7, first_screen=70, antipatterns=(), probe=False, hang_patience=6
+    ).propose(task, root, 4, random.Random(0))
+    assert len(kids) == 1 and len(impatient.batches) == 1
