@@ -14,11 +14,13 @@ tool. Each edit that passes every test (a *green* patch) runs the bug's held-bac
 * the probes (``atlas_actors.swe.repair.probes``): the greens they refuse (raising on
   inputs near the tested ones where the base does not), and how many are wrong;
 * the answer the search would give: the proposer screens batches of 64 until 4 edits are
-  green (or ``first_screen`` are screened) and offers the greens ranked; the search
-  verifies them and keeps the smallest (then the first offered). Reported with nothing
-  applied, each anti-pattern alone, all of them, the probes, the ranking by closeness
-  (``atlas_actors.swe.repair.ranking``), both, and everything: whether a green answer
-  exists and whether it is correct.
+  green (or ``first_screen`` are screened); ranked by closeness
+  (``atlas_actors.swe.repair.ranking``) it offers the closest alone, otherwise the 4 of
+  highest prior, of which the search keeps the smallest (then the first offered).
+  Reported with nothing applied, each anti-pattern alone, all of them (the proposer's
+  own plan with them refused: both plans' first ``--max-screen`` edits are screened),
+  the probes, the ranking, both, and everything: whether a green answer exists and
+  whether it is correct.
 
 Screen results are cached (``--cache``, JSON, by instance and edit key), so a rerun that
 changes only the refusals or the ranking screens nothing again.
@@ -70,9 +72,10 @@ def answer(
 ) -> dict[str, Any] | None:
     """The green edit the search would answer with, screening ``order`` as the proposer
     does: batches of 64 until 4 are green (or ``max_screen`` screened; with ``probe``, a
-    green the probes refuse does not count), the greens ranked (by prior, or with
-    ``close`` by closeness, then prior), the smallest of the first 4 kept (then the
-    first)."""
+    green the probes refuse does not count). With ``close`` (the ranking among greens)
+    the answer is the closest green edit (then the higher prior), offered alone; without
+    it, the 4 greens of highest prior are offered and the search keeps the smallest
+    (then the first)."""
 
     def green(e: dict[str, Any]) -> bool:
         return bool(e["passed"]) and not (probe and e.get("probe"))
@@ -88,7 +91,23 @@ def answer(
     )[:ENOUGH]
     if not greens:
         return None
+    if close:
+        return greens[0]
     return min(greens, key=lambda e: (e["size"], greens.index(e)))
+
+
+async def plan(
+    evaluator: LocalEvaluator, task: Any, antipatterns: Sequence[str]
+) -> tuple[OfflineRepairProposer, list[Any], dict[str, dict[int, float]]]:
+    """A proposer refusing ``antipatterns``, its plan of the root's edits (best first),
+    and the suspiciousness of the planned files' lines."""
+    proposer = OfflineRepairProposer(evaluator, antipatterns=antipatterns)
+    root = NodeView(node_id="root", state={}, solution="")
+    suspicious = await proposer._suspicious(task)
+    if not suspicious:
+        return proposer, [], {}
+    edits, scores = await proposer._edits(task, root, "", suspicious)
+    return proposer, edits, scores
 
 
 async def pool(
@@ -99,16 +118,13 @@ async def pool(
     )
     task = inst.to_task()
     known = cache.setdefault(inst.instance_id, {})
+    root = NodeView(node_id="root", state={}, solution="")
     try:
-        proposer = OfflineRepairProposer(evaluator, antipatterns=())
-        root = NodeView(node_id="root", state={}, solution="")
-        suspicious = await proposer._suspicious(task)
-        edits, scores = (
-            await proposer._edits(task, root, "", suspicious) if suspicious else ([], {})
-        )
-        edits = edits[: args.max_screen]
-        rows: list[dict[str, Any]] = []
-        todo = [e for e in edits if edit_key(e) not in known]
+        proposer, edits, scores = await plan(evaluator, task, ())
+        _, kept, _ = await plan(evaluator, task, ANTI_PATTERNS)
+        # what either plan screens first (with and without the anti-patterns)
+        wanted = {edit_key(e): e for e in [*edits[: args.max_screen], *kept[: args.max_screen]]}
+        todo = [e for key, e in wanted.items() if key not in known]
         for start in range(0, len(todo), BATCH):
             batch = todo[start : start + BATCH]
             candidates = [CandidatePatch(files={e.path: e.new_text}, label=e.label) for e in batch]
@@ -119,7 +135,7 @@ async def pool(
                     held = await held_back(inst, e.diff, args.examples)
                     entry["correct"] = held is not None and held[0] == held[1]
                 known[edit_key(e)] = entry
-        greens = [e for e in edits if known[edit_key(e)]["passed"]]
+        greens = [e for key, e in wanted.items() if known[key]["passed"]]
         unprobed = [e for e in greens if "probe" not in known[edit_key(e)]]
         for start in range(0, len(unprobed), ENOUGH):
             chunk = unprobed[start : start + ENOUGH]
@@ -130,30 +146,32 @@ async def pool(
         evidence = Evidence(
             covered=covered, assertion_failures=proposer._assertion_failures.get(task.id, False)
         )
-        for position, e in enumerate(edits):
-            entry = known[edit_key(e)]
+
+        def row(position: int, e: Any) -> dict[str, Any]:
+            entry = known.get(edit_key(e), {"passed": False})
             refused = {
                 name: why[1]
                 for name in ANTI_PATTERNS
                 if (why := refusal(e, evidence, [name])) is not None
             }
-            rows.append(
-                {
-                    "position": position,
-                    "label": e.label,
-                    "family": e.family,
-                    "prior": e.prior,
-                    "size": solution_size(e.diff),
-                    "passed": entry["passed"],
-                    "correct": entry.get("correct"),
-                    "refused": refused,
-                    "probe": entry.get("probe"),
-                    "closeness": astuple(closeness(e, scores)) if entry["passed"] else None,
-                }
-            )
+            return {
+                "position": position,
+                "label": e.label,
+                "family": e.family,
+                "prior": e.prior,
+                "size": solution_size(e.diff),
+                "passed": entry["passed"],
+                "correct": entry.get("correct"),
+                "refused": refused,
+                "probe": entry.get("probe"),
+                "closeness": astuple(closeness(e, scores)) if entry["passed"] else None,
+            }
+
+        rows = [row(n, e) for n, e in enumerate(edits[: args.max_screen])]
+        kept_rows = [row(n, e) for n, e in enumerate(kept[: args.max_screen])]
     finally:
         await evaluator.aclose()
-    return summarize(inst.instance_id, rows, args.max_screen)
+    return summarize(inst.instance_id, rows, kept_rows, args.max_screen)
 
 
 def refusers(row: dict[str, Any]) -> list[str]:
@@ -161,7 +179,14 @@ def refusers(row: dict[str, Any]) -> list[str]:
     return [*row["refused"], *(["probe"] if row["probe"] else [])]
 
 
-def summarize(instance_id: str, rows: list[dict[str, Any]], max_screen: int) -> dict[str, Any]:
+def summarize(
+    instance_id: str,
+    rows: list[dict[str, Any]],
+    kept_rows: list[dict[str, Any]],
+    max_screen: int,
+) -> dict[str, Any]:
+    """One bug's pool: ``rows`` the plan without anti-patterns, ``kept_rows`` the plan
+    the proposer makes with all of them refused (its own order)."""
     greens = [r for r in rows if r["passed"]]
     out: dict[str, Any] = {
         "instance_id": instance_id,
@@ -196,7 +221,10 @@ def summarize(instance_id: str, rows: list[dict[str, Any]], max_screen: int) -> 
     }
     answers = {}
     for setting, (names, probe, close) in settings.items():
-        kept = [r for r in rows if not any(n in r["refused"] for n in names)]
+        if names == ANTI_PATTERNS:
+            kept = kept_rows
+        else:
+            kept = [r for r in rows if not any(n in r["refused"] for n in names)]
         pick = answer(kept, max_screen, probe=probe, close=close)
         answers[setting] = (
             "none" if pick is None else ("correct" if pick["correct"] else "wrong")

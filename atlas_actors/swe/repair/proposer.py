@@ -254,7 +254,9 @@ class OfflineRepairProposer:
             (:mod:`~atlas_actors.swe.repair.probes`).
         rank_greens: order the edits that pass every test by how close they stay to
             the original, then by fault localisation's rank of their line
-            (:mod:`~atlas_actors.swe.repair.ranking`); otherwise by prior alone.
+            (:mod:`~atlas_actors.swe.repair.ranking`), and offer one of them per answer,
+            the best (the search would keep the smallest of several); otherwise by
+            prior alone, as many as asked.
         hang_patience: when a node's first screening has met this many edits that hit a
             test timeout, it stops as soon as one edit passes every test (rather than
             screening on for ``k`` of them: each hanging edit costs a timeout).
@@ -412,6 +414,11 @@ class OfflineRepairProposer:
                 if moved and passing:
                     # edits that only move the failing tests (ranked after every edit
                     # that makes progress) wait while this answer has one that passes
+                    return out
+                if s.passed and passing and self.rank_greens:
+                    # one green edit per answer, the best ranked: the search keeps the
+                    # smallest verified patch, which would undo the ranking; the others
+                    # wait for the next expansion, should this one not verify
                     return out
                 plan.ranked.pop(0)
                 if not (made or moved) or solution_key(s.action) in tried:

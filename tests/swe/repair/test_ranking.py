@@ -3,10 +3,17 @@ localisation's rank of the edit's line."""
 
 from __future__ import annotations
 
+import random
 import textwrap
+from types import SimpleNamespace
+from typing import Any
 
+from atlas_actors.search.base import NodeView
+from atlas_actors.swe.repair.batch import CandidateResult, TestVerdict
 from atlas_actors.swe.repair.operators import generate_edits
+from atlas_actors.swe.repair.proposer import OfflineRepairProposer
 from atlas_actors.swe.repair.ranking import Closeness, closeness, diff_sides, fl_rank
+from atlas_actors.types import Task
 
 SHIPPING = textwrap.dedent(
     """\
@@ -52,3 +59,47 @@ def test_fl_rank_counts_lines_that_score_higher() -> None:
     assert fl_rank(scores, "a.py", (4, 5)) == 3
     assert fl_rank(scores, "b.py", (1,)) == 2
     assert fl_rank(scores, "b.py", (9,)) == 4  # not suspicious: after every line
+
+
+class ShippingToolbox:
+    """Runs :data:`SHIPPING`'s candidates in process against weak tests: 50 and 80 ship
+    free, 3 pays the flat rate (a wrong constant passes them too)."""
+
+    async def invoke(self, task: Any, tool: str, /, **kwargs: Any) -> Any:
+        if tool == "localize":
+            line = SimpleNamespace(path="s.py", line=7, score=1.0, failed=1)
+            return SimpleNamespace(failing=["t.py::t"], passing=[], tests=[], lines=[line])
+        if tool == "read_files":
+            return {p: SHIPPING if p == "s.py" else None for p in kwargs["paths"]}
+        if tool == "try_candidates":
+            out = []
+            for n, cand in enumerate(kwargs["candidates"]):
+                space: dict[str, Any] = {}
+                exec(compile(cand.files["s.py"], "s.py", "exec"), space)
+                cost = space["cost"]
+                try:
+                    ok = cost(50.0) == 0.0 and cost(80.0) == 0.0 and cost(3.0) == 4.95
+                except Exception:
+                    ok = False
+                verdict = TestVerdict(test="t.py::t", outcome="passed" if ok else "failed")
+                out.append(
+                    CandidateResult(
+                        index=n, applied=True, compiled=True, passed=ok, tests=[verdict]
+                    )
+                )
+            return out
+        raise AssertionError(tool)
+
+
+async def test_the_answer_holds_the_closest_green_edit_alone() -> None:
+    task = Task(id="ship-1", domain="swe")
+    root = NodeView(node_id="0", state={}, solution="")
+    ranked = await OfflineRepairProposer(ShippingToolbox(), probe=False).propose(
+        task, root, 4, random.Random(0)
+    )
+    assert [p.label for p in ranked] == ["> -> >= at s.py:7"]
+    by_prior = await OfflineRepairProposer(
+        ShippingToolbox(), probe=False, rank_greens=False
+    ).propose(task, root, 4, random.Random(0))
+    labels = [p.label for p in by_prior]
+    assert len(labels) > 1 and labels[0].startswith("FREE_FROM -> ")  # a name fits too
