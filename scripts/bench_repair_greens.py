@@ -17,7 +17,7 @@ tool. Each edit that passes every test (a *green* patch) runs the bug's held-bac
   green (or ``first_screen`` are screened); ranked by closeness
   (``atlas_actors.swe.repair.ranking``) it offers the closest alone, otherwise the 4 of
   highest prior, of which the search keeps the smallest (then the first offered).
-  Reported with nothing applied, each anti-pattern alone, all of them (the proposer's
+  Reported with nothing applied, each anti-pattern alone, the proposer's defaults (its
   own plan with them refused: both plans' first ``--max-screen`` edits are screened),
   the probes, the ranking, both, and everything: whether a green answer exists and
   whether it is correct.
@@ -53,7 +53,12 @@ from atlas_actors.search.base import NodeView  # noqa: E402
 from atlas_actors.search.discriminator import solution_size  # noqa: E402
 from atlas_actors.swe.environment import SWEEnvironment  # noqa: E402
 from atlas_actors.swe.instances import SWEInstance, load_example_instances  # noqa: E402
-from atlas_actors.swe.repair.antipatterns import ANTI_PATTERNS, Evidence, refusal  # noqa: E402
+from atlas_actors.swe.repair.antipatterns import (  # noqa: E402
+    ANTI_PATTERNS,
+    DEFAULT_ANTI_PATTERNS,
+    Evidence,
+    refusal,
+)
 from atlas_actors.swe.repair.batch import CandidatePatch  # noqa: E402
 from atlas_actors.swe.repair.proposer import OfflineRepairProposer  # noqa: E402
 from atlas_actors.swe.repair.ranking import closeness  # noqa: E402
@@ -121,7 +126,7 @@ async def pool(
     root = NodeView(node_id="root", state={}, solution="")
     try:
         proposer, edits, scores = await plan(evaluator, task, ())
-        _, kept, _ = await plan(evaluator, task, ANTI_PATTERNS)
+        _, kept, _ = await plan(evaluator, task, DEFAULT_ANTI_PATTERNS)
         # what either plan screens first (with and without the anti-patterns)
         wanted = {edit_key(e): e for e in [*edits[: args.max_screen], *kept[: args.max_screen]]}
         todo = [e for key, e in wanted.items() if key not in known]
@@ -213,15 +218,15 @@ def summarize(
     settings: dict[str, tuple[tuple[str, ...], bool, bool]] = {
         "nothing": ((), False, False),
         **{name: ((name,), False, False) for name in ANTI_PATTERNS},
-        "anti-patterns": (ANTI_PATTERNS, False, False),
+        "anti-patterns": (DEFAULT_ANTI_PATTERNS, False, False),
         "probes": ((), True, False),
         "closeness": ((), False, True),
         "probes+closeness": ((), True, True),
-        "all": (ANTI_PATTERNS, True, True),
+        "all": (DEFAULT_ANTI_PATTERNS, True, True),
     }
     answers = {}
     for setting, (names, probe, close) in settings.items():
-        if names == ANTI_PATTERNS:
+        if names == DEFAULT_ANTI_PATTERNS:
             kept = kept_rows
         else:
             kept = [r for r in rows if not any(n in r["refused"] for n in names)]

@@ -45,10 +45,14 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-__all__ = ["ANTI_PATTERNS", "Edit", "Evidence", "refusal"]
+__all__ = ["ANTI_PATTERNS", "DEFAULT_ANTI_PATTERNS", "Edit", "Evidence", "refusal"]
 
 ANTI_PATTERNS = ("unused_binding", "early_exit", "constant_condition", "checks_not_calls")
-"""The anti-patterns :func:`refusal` checks, in the order it checks them."""
+"""The anti-patterns :func:`refusal` can check, in the order it checks them."""
+DEFAULT_ANTI_PATTERNS = ("unused_binding", "early_exit", "constant_condition")
+"""Those the repair proposer refuses unless told otherwise. ``checks_not_calls`` is
+left out: on the development set it refused no edit at all, and it would refuse the fix
+of a bug that is in an ``__eq__`` or ``__repr__`` itself."""
 
 CHECKING_METHODS = frozenset({"__eq__", "__ne__", "__hash__", "__repr__", "__str__", "__format__"})
 """Methods an assertion checks values through (``assert a == b`` compares, a failing
@@ -89,7 +93,7 @@ class Evidence:
 def refusal(
     edit: Edit,
     evidence: Evidence,
-    checks: Iterable[str] = ANTI_PATTERNS,
+    checks: Iterable[str] = DEFAULT_ANTI_PATTERNS,
 ) -> tuple[str, str] | None:
     """``(anti-pattern, reason)`` when ``edit`` is one of the ``checks``, else None.
 

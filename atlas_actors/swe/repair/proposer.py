@@ -61,7 +61,12 @@ from atlas_actors.environments.base import Toolbox
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
 from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.swe.repair.antipatterns import ANTI_PATTERNS, Evidence, refusal
+from atlas_actors.swe.repair.antipatterns import (
+    ANTI_PATTERNS,
+    DEFAULT_ANTI_PATTERNS,
+    Evidence,
+    refusal,
+)
 from atlas_actors.swe.repair.hints import MAX_NUMBERS, RepairHints, hints_from
 from atlas_actors.swe.repair.probes import (
     Variant,
@@ -246,9 +251,10 @@ class OfflineRepairProposer:
         family_boost: multiplies the prior of these families (memory raises the
             families that fixed similar failures).
         antipatterns: the anti-patterns refused before the screen (names of
-            :data:`~atlas_actors.swe.repair.antipatterns.ANTI_PATTERNS`; default all of
-            them, empty for none). A refused edit is never screened; its label, with the
-            reason, is kept in :attr:`refused`.
+            :data:`~atlas_actors.swe.repair.antipatterns.ANTI_PATTERNS`; default
+            :data:`~atlas_actors.swe.repair.antipatterns.DEFAULT_ANTI_PATTERNS`, empty
+            for none). A refused edit is never screened; its label, with the reason, is
+            kept in :attr:`refused`.
         probe: run the failing tests on inputs near the tested ones for each edit that
             passes every test, and refuse one that raises where the base does not
             (:mod:`~atlas_actors.swe.repair.probes`).
@@ -274,7 +280,7 @@ class OfflineRepairProposer:
         max_moved: int = 0,
         moved_screen: int = 189,
         family_boost: Mapping[str, float] | None = None,
-        antipatterns: Sequence[str] = ANTI_PATTERNS,
+        antipatterns: Sequence[str] = DEFAULT_ANTI_PATTERNS,
         probe: bool = True,
         rank_greens: bool = True,
         hang_patience: int = 32,

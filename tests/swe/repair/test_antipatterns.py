@@ -7,7 +7,12 @@ import textwrap
 
 import pytest
 
-from atlas_actors.swe.repair.antipatterns import ANTI_PATTERNS, Evidence, refusal
+from atlas_actors.swe.repair.antipatterns import (
+    ANTI_PATTERNS,
+    DEFAULT_ANTI_PATTERNS,
+    Evidence,
+    refusal,
+)
 from atlas_actors.swe.repair.operators import CandidateEdit, generate_edits
 
 LOOP = textwrap.dedent(
@@ -111,11 +116,14 @@ def test_an_edit_inside_a_checking_method_is_refused_only_for_assertion_failures
         """
     )
     edit = edit_of(source, 6, "==", ["comparison_operator"])
-    assert refusal(edit, Evidence(assertion_failures=True)) == (
+    assert refusal(edit, Evidence(assertion_failures=True), ANTI_PATTERNS) == (
         "checks_not_calls",
         "edits `__eq__`, which the failing assertions check results through",
     )
-    assert refusal(edit, Evidence(assertion_failures=False)) is None
+    assert refusal(edit, Evidence(assertion_failures=False), ANTI_PATTERNS) is None
+    # not among the defaults: it would refuse the fix of a bug in ``__eq__`` itself
+    assert "checks_not_calls" not in DEFAULT_ANTI_PATTERNS
+    assert refusal(edit, Evidence(assertion_failures=True)) is None
 
 
 def test_only_the_requested_checks_run_and_unknown_names_are_an_error() -> None:
