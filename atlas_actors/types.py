@@ -242,8 +242,9 @@ class RoutingDecision(_Model):
     """The rule that fired: ``adapt``, ``strategy_match``, ``domain`` or ``default``."""
     repeats: list[Experience] = Field(default_factory=list)
     """Remembered experiences of exactly this task (same content) that did not pass its
-    checks, newest first: the search recalls one searched under the same settings
-    instead of searching again (``RouterConfig.recall_unsolved``)."""
+    checks, or passed them with an answer the environment doubted, newest first: the
+    search recalls one searched under the same settings instead of searching again
+    (``RouterConfig.recall_unsolved``)."""
 
 
 class TaskResult(_Model):
@@ -260,6 +261,11 @@ class TaskResult(_Model):
     train_fitness: float = 0.0
     """Fraction of what the search could check that the best solution gets right
     (ARC: train pairs exactly right; 1.0 = all)."""
+    doubts: list[list[str]] | None = None
+    """Per answer of the best solution, why the environment doubts it (its
+    ``Outcome.doubts``; ARC: properties every train pair has that a prediction breaks);
+    None when the environment says nothing about doubts. A search does not stop on a
+    success it doubts, so memory recalls such a task's repeat rather than search again."""
     evaluations: int = 0
     """Candidate evaluations spent."""
     seconds: float = 0.0

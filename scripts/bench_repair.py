@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -124,8 +125,11 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
             rollout_depth=0,
         )
         search = SWESearch(proposer, evaluator, evaluator, Discriminator(), config)
-        result = await search.search(task, seed=args.seed)
+        tree_path = args.save / f"{inst.instance_id}.tree.json" if args.save else None
+        result = await search.search(task, seed=args.seed, tree_path=tree_path)
         final = result.best.solution if result.best is not None else ""
+        if args.save:
+            (args.save / f"{inst.instance_id}.patch").write_text(final or "")
         verdict = await evaluator.verify(task, final or "")
         report = proposer.report(task.id)
         row.update(
@@ -238,27 +242,54 @@ def main() -> int:
     p.add_argument("--examples", action="store_true", help="the four bundled examples instead")
     p.add_argument("--only", nargs="*", help="only bugs whose id contains one of these")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--json", type=Path, help="also write every row and the totals here")
-    args = p.parse_args()
-    out = anyio.run(main_async, args)
-    print(
-        "\nkind       bugs resolved correct wrong  first-pass med/p90  s med/max  over  "
-        "evals/s  verifies/bug  FL top1/top5  first=fix"
+    add_json_flag(p)
+    p.add_argument(
+        "--save",
+        type=Path,
+        help="write each bug's final patch (<id>.patch) and search tree (<id>.tree.json) here",
     )
+    args = p.parse_args()
+    if args.save:
+        args.save.mkdir(parents=True, exist_ok=True)
+    out = anyio.run(main_async, args)
+    table = []
     for kind, s in [*out["by_kind"].items(), ("all", out["all"])]:
         med = s["first_passing_median"]
         p90 = s["first_passing_p90"]
-        firsts = f"{med:.0f}/{p90:.0f}" if med is not None else "-"
-        secs = f"{s['seconds_median']:.0f}/{s['seconds_max']:.0f}"
-        print(
-            f"{kind:<10} {s['bugs']:>4} {s['resolved']:>8} {s['correct']:>7} {s['wrong']:>5}  "
-            f"{firsts:>18}  {secs:>9}  {s['over_time_limit']:>4}  "
-            f"{s['screened_per_second']:7.1f}  {s['full_verifies_per_bug']:12.1f}  "
-            f"{s['fl_top1']:>4}/{s['fl_top5']:<4}     {s['first_is_known_fix']}"
+        table.append(
+            [
+                kind,
+                s["bugs"],
+                s["resolved"],
+                s["correct"],
+                s["wrong"],
+                f"{med:.0f}/{p90:.0f}" if med is not None else "-",
+                f"{s['seconds_median']:.0f}/{s['seconds_max']:.0f}",
+                s["over_time_limit"],
+                f"{s['screened_per_second']:.1f}",
+                f"{s['full_verifies_per_bug']:.1f}",
+                f"{s['fl_top1']}/{s['fl_top5']}",
+                s["first_is_known_fix"],
+            ]
         )
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1))
+    print_table(
+        [
+            "kind",
+            "bugs",
+            "resolved",
+            "correct",
+            "wrong",
+            "first-pass med/p90",
+            "s med/max",
+            "over",
+            "evals/s",
+            "verifies/bug",
+            "FL top1/top5",
+            "first=fix",
+        ],
+        table,
+    )
+    write_json(args.json, out)
     return 0
 
 

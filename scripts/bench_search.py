@@ -21,6 +21,8 @@ import statistics
 import time
 from typing import Any
 
+from benchkit import add_json_flag, print_table, write_json
+
 from atlas_actors.arc import solver as S
 from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.types import Task
@@ -63,6 +65,7 @@ def main() -> None:
     p.add_argument("--budget", type=int, default=3000, help="op applications per task")
     p.add_argument("--runs", type=int, default=3, help="runs to take the median of")
     p.add_argument("--top", type=int, default=10, help="ops to list by time")
+    add_json_flag(p)
     args = p.parse_args()
     print(f"atlas_actors from {S.__file__.rsplit('/arc/', 1)[0]}")
     rates, shares, fresh = [], [], []
@@ -77,15 +80,32 @@ def main() -> None:
             f"run {i + 1}: {apps} applications in {seconds:.1f} s CPU = {apps / seconds:.0f}/s, "
             f"{new / apps:.1%} new states"
         )
-    print(
-        f"median: {statistics.median(rates):.0f} applications/s, "
-        f"{statistics.median(shares):.1%} of applications give a new state, "
-        f"{statistics.median(fresh):.0f} new states/s"
+    print_table(
+        ["runs", "applications/s", "new states", "new states/s"],
+        [
+            [
+                f"median of {args.runs}",
+                f"{statistics.median(rates):.0f}",
+                f"{statistics.median(shares):.1%}",
+                f"{statistics.median(fresh):.0f}",
+            ]
+        ],
     )
     spent = sum(total.values())
-    print(f"op time by op (all runs, {spent:.1f} s in op applications):")
-    for op, t in total.most_common(args.top):
-        print(f"  {t / spent:6.1%}  {op}")
+    print_table(
+        ["op", "share of op time"],
+        [[op, f"{t / spent:.1%}"] for op, t in total.most_common(args.top)],
+        title=f"op time by op (all runs, {spent:.1f} s in op applications)",
+    )
+    write_json(
+        args.json,
+        {
+            "applications_per_s": rates,
+            "new_state_share": shares,
+            "new_states_per_s": fresh,
+            "op_seconds": dict(total.most_common()),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ def test_clear_errors_for_bad_flag_combinations(instances_file: Path, tmp_path: 
 
 def test_search_flags_become_the_search_settings() -> None:
     from atlas_actors.cli import build_parser
-    from atlas_actors.cli.swe_search import search_settings
+    from atlas_actors.cli.swe import search_settings
 
     argv = ["swe", "--instances", "x.jsonl", "--out", "o", "--parallel", "6"]
     plain = search_settings(build_parser().parse_args(argv), "llm")
@@ -131,7 +131,7 @@ def test_search_flags_become_the_search_settings() -> None:
 
 def test_every_instance_gets_a_time_limit_a_user_can_raise_and_the_summary_counts_cuts() -> None:
     from atlas_actors.cli import build_parser
-    from atlas_actors.cli.swe_search import DEFAULT_TIME_LIMIT_S, search_settings, summarize
+    from atlas_actors.cli.swe import DEFAULT_TIME_LIMIT_S, search_settings, summarize
     from atlas_actors.types import TaskResult
 
     argv = ["swe", "--instances", "x.jsonl", "--out", "o"]

@@ -3,7 +3,7 @@
 Each family is a named kind of single edit with a one-line description, the literature it
 comes from, and a *prior*: how likely a real bug fix is to be of this kind, before any
 test has run. The table was fixed before any measurement and is not tuned on any
-program-repair benchmark (see the honesty rule of issue 25).
+program-repair benchmark (held-out measures stay held out).
 
 Where the priors come from
 --------------------------
@@ -57,9 +57,9 @@ range checkers), stmt_swap 10 (TBar FP14, move statement), decorator_change 3
 (:mod:`~atlas_actors.swe.repair.hints`: the issue's numbers and quoted messages, the
 failing tests' exceptions) are judgement too: condition_synthesize 15 (condition
 synthesis, ACS/Nopol) and exception_translate 10 (an escaping builtin exception turned
-into the project's own). They were added on 2026-11-26, before any measurement on a
-public program-repair benchmark. The three families that synthesise a missing statement
-from the function's own shapes (:mod:`~atlas_actors.swe.repair.families.missing`) are
+into the project's own). They were added before any measurement on a public
+program-repair benchmark. The three families that synthesise a missing statement from
+the function's own shapes (:mod:`~atlas_actors.swe.repair.families.missing`) are
 judgement on the same scale too, below stmt_insert's 40 because each makes one narrow
 kind of statement: collection_update 12 (an add to a collection the code tests
 membership in), return_computed 10 (a ``return`` of what a branch assigns), base_case 8

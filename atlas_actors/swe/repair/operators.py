@@ -42,10 +42,8 @@ by parsing just the statement it changes (inside stubs of its enclosing ``def``/
 loop, so ``return``, ``break`` and ``await`` are checked in context) and re-hashing that
 statement's ancestors. Statement insertions and keyword edits are also ``compile()``-d in
 that stub; chunks with ``global``, ``nonlocal`` or ``yield`` compile the whole chunk.
-Measured (``tests/swe/repair/test_performance.py``; 2 shared cores, Python 3.11): the
-313-line ``tests/swe/repair/data/ledger.py.txt`` with 10 suspicious lines in seven
-functions gives 665 candidates in 0.13-0.16 s of CPU (0.4-0.6 s wall with the machine's
-load average near 20). All 313 lines suspicious: about 10,000 candidates in 1.6-2 s.
+``tests/swe/repair/test_performance.py`` exercises it on a 313-line file (the figures are
+in docs/benchmarks.md, "Offline repair").
 
 ``generate_edits`` is plain synchronous CPU work with no shared state: call it from a
 worker thread or process in async code.

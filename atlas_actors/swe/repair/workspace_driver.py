@@ -1,7 +1,8 @@
 """What fault localisation and the batch loop share: the files shipped into the workspace,
 the driver script around them (clean tree, the eval script's set-up that applies the
-test patch, the work, the eval script's clean-up, clean tree), and the SWEEnvironment /
-Workspace target handling."""
+test patch, the work, the eval script's clean-up, clean tree), run as one script or, with
+the in-container runtime, as its two halves around a warm test run (:func:`warm_setup`),
+and the SWEEnvironment / Workspace target handling."""
 
 from __future__ import annotations
 
@@ -10,33 +11,44 @@ import gzip
 import re
 import shlex
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
-from functools import cache
-from pathlib import Path
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any, Protocol, runtime_checkable
 
-from atlas_actors.errors import ConfigError, InvalidTaskError
-from atlas_actors.swe.environment import SWEEnvironment
+from atlas_actors.errors import ConfigError, InvalidTaskError, SandboxError
+from atlas_actors.sandbox.docker import ExecResult
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.workspace import IO_DIR, TESTBED, Workspace
+from atlas_actors.swe.testrun import TestCommand, capture_lines, captured_command
+from atlas_actors.swe.workspace import (
+    IO_DIR,
+    RESET_FUNCTION,
+    TESTBED,
+    Workspace,
+    shipped_programs,
+)
 
-INCONTAINER = Path(__file__).with_name("incontainer")
-SHIP_DIR = f"{IO_DIR}/atlas"
-"""Where the in-container scripts go (on ``PYTHONPATH`` for the test runs)."""
 PYCACHE_DIR = f"{IO_DIR}/pycache"
 """Where the batch worker caches compiled modules (``sys.pycache_prefix``): outside the
 repository, kept for the workspace's life."""
 
-Target = SWEEnvironment | Workspace
+
+@runtime_checkable
+class LendsWorkspace(Protocol):
+    """An environment that lends its workspace to a tool (the SWEEnvironment, which runs
+    these tools and so is not imported here)."""
+
+    @property
+    def instance(self) -> SWEInstance: ...
+
+    def exclusive(self) -> AbstractAsyncContextManager[Workspace]: ...
 
 
-@cache
-def _script(name: str) -> bytes:
-    return (INCONTAINER / name).read_bytes()
+Target = LendsWorkspace | Workspace
 
 
-def shipped(*names: str) -> dict[str, bytes]:
-    """The in-container scripts ``names`` as ``{path inside: content}``."""
-    return {f"{SHIP_DIR}/{name}": _script(name) for name in names}
+def shipped() -> dict[str, bytes]:
+    """The in-container scripts as ``{path inside: content}`` (for a workspace without
+    the runtime, which ships them when it starts)."""
+    return shipped_programs()
 
 
 def check_tests(tests: Sequence[str], field: str) -> list[str]:
@@ -75,17 +87,18 @@ def marker(nonce: str) -> str:
     return f"@@atlas:{nonce}:"
 
 
-def driver(instance: SWEInstance, nonce: str, body: str) -> str:
-    """A bash script: clean tree at the base commit, the eval script's set-up, ``body``,
-    the eval script's clean-up, clean tree again. ``body`` finds ``$PY`` (the
-    interpreter) and the shipped scripts on ``PYTHONPATH``."""
+def driver_parts(instance: SWEInstance, nonce: str) -> tuple[str, str]:
+    """The two halves of a bash driver: clean tree at the base commit and the eval
+    script's set-up (``$PY``, the interpreter, is set at its end), then the eval script's
+    clean-up, clean tree again, and the CPU time of everything the shell ran."""
     base = shlex.quote(instance.base_commit)
     setup, cleanup = eval_parts(instance)
     mark = marker(nonce)
-    return f"""#!/bin/bash
+    head = f"""#!/bin/bash
 rm -f "$0"
 cd {TESTBED} || {{ echo "{mark}error cannot enter {TESTBED}"; exit 0; }}
-if ! {{ git reset -q --hard {base} && git clean -fdxq; }} >/dev/null 2>&1; then
+{RESET_FUNCTION}
+if ! atlas_reset {base} >/dev/null 2>&1; then
   echo "{mark}error cannot reset the repository to {base}"; exit 0
 fi
 {{
@@ -93,15 +106,59 @@ fi
 }} >{IO_DIR}/atlas-{nonce}-setup.log 2>&1
 set +eux +o pipefail
 PY="$(command -v python3 || command -v python)"
-{body}
+"""
+    tail = f"""#!/bin/bash
+rm -f "$0"
+{RESET_FUNCTION}
 {{
 {cleanup}
 }} >/dev/null 2>&1
-cd {TESTBED} && git reset -q --hard {base} >/dev/null 2>&1 && git clean -fdxq >/dev/null 2>&1
+cd {TESTBED} && atlas_reset {base} >/dev/null 2>&1
 times >{IO_DIR}/atlas-{nonce}-times 2>&1  # this shell's children: every process above
-echo "{mark}times $(tr '\n' ' ' <{IO_DIR}/atlas-{nonce}-times)"
-rm -f {IO_DIR}/atlas-{nonce}-*
+echo "{mark}times $(tr '\\n' ' ' <{IO_DIR}/atlas-{nonce}-times)"
+rm -f {IO_DIR}/atlas-{nonce}-* {IO_DIR}/atlas-{nonce}.*
 """
+    return head, tail
+
+
+def driver(instance: SWEInstance, nonce: str, body: str) -> str:
+    """One bash script: :func:`driver_parts` around ``body``, which finds ``$PY`` (the
+    interpreter) and the shipped scripts on ``PYTHONPATH``."""
+    head, tail = driver_parts(instance, nonce)
+    return head + body + "\n" + tail.split("\n", 2)[2]
+
+
+def has_runtime(ws: Any) -> bool:
+    """Whether ``ws`` runs its tests through the in-container runtime."""
+    return getattr(ws, "runtime", None) is not None
+
+
+async def warm_setup(
+    ws: Any, instance: SWEInstance, nonce: str, timeout_s: float
+) -> tuple[ExecResult, TestCommand | None]:
+    """The first half of the driver, run through the runtime, with what ``"$PY" -m pytest``
+    would run captured; the command is None when it cannot run in the zygote.
+    SandboxError when the driver could not reset the repository."""
+    head, _ = driver_parts(instance, nonce)
+    script = head + capture_lines(nonce, '"$PY" -m pytest') + "\n"
+    io = f"{IO_DIR}/atlas-{nonce}"
+    result: ExecResult = await ws.run_with_files(
+        {f"{io}.sh": script.encode()}, f"bash {io}.sh", timeout_s=timeout_s
+    )
+    err = re.search(re.escape(marker(nonce)) + r"error (.*)", result.output)
+    if err:
+        raise SandboxError(f"{instance.instance_id}: {err.group(1)}")
+    return result, await captured_command(ws, nonce)
+
+
+async def warm_cleanup(ws: Any, instance: SWEInstance, nonce: str) -> ExecResult:
+    """The second half of the driver (after :func:`warm_setup` and the tests)."""
+    _, tail = driver_parts(instance, nonce)
+    io = f"{IO_DIR}/atlas-{nonce}"
+    result: ExecResult = await ws.run_with_files(
+        {f"{io}-tail.sh": tail.encode()}, f"bash {io}-tail.sh", timeout_s=300
+    )
+    return result
 
 
 def emit_file(nonce: str, tag: str, path: str, limit: int | None = None) -> str:
@@ -137,7 +194,7 @@ def read_emitted(output: str, nonce: str, tag: str) -> str | None:
 def resolve_instance(target: Target, instance: SWEInstance | None) -> SWEInstance:
     if instance is not None:
         return instance
-    if isinstance(target, SWEEnvironment):
+    if isinstance(target, LendsWorkspace):
         return target.instance
     raise ConfigError("instance: required when the target is a Workspace (not an environment)")
 
@@ -147,7 +204,7 @@ async def workspace_of(target: Target) -> AsyncIterator[Workspace]:
     """The workspace to run in. For an environment, its workspace held alone
     (:meth:`SWEEnvironment.exclusive`: no verify or agent action runs meanwhile; the agent's
     state is put back before its next action)."""
-    if not isinstance(target, SWEEnvironment):
+    if not isinstance(target, LendsWorkspace):
         yield target
         return
     async with target.exclusive() as ws:

@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from atlas_actors.arc import prompts
+from atlas_actors.arc.judge import FALLBACK_SCORE, LLMScorer
+from atlas_actors.arc.llm_proposer import LLMProgramProposer, make_llm_proposer
 from atlas_actors.config import LLMConfig, MindEvolutionConfig
 from atlas_actors.errors import LLMError
-from atlas_actors.llm import prompts
 from atlas_actors.llm.client import LLMClient
-from atlas_actors.llm.discriminator import FALLBACK_SCORE, LLMScorer
-from atlas_actors.llm.proposers import LLMProgramProposer, make_llm_proposer
 from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
 from atlas_actors.search.base import Proposer, Scorer
 from atlas_actors.types import Candidate, Check, Outcome, Task

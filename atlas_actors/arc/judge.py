@@ -1,6 +1,7 @@
-"""An LLM discriminator backend: scores a candidate in [0, 1] with a written reason.
+"""ARC's LLM judge: scores a candidate program in [0, 1] with a written reason.
 
-:class:`LLMScorer` implements :class:`atlas_actors.search.base.Scorer`. It asks the
+:class:`LLMScorer` implements :class:`atlas_actors.search.base.Scorer` (the ARC domain's
+value rubric for a tree search with an LLM, and a discriminator backend). It asks the
 model for ``Score: N/10`` and a short reason, and reads the answer robustly (JSON,
 fractions, percentages, chatty text, see :func:`~atlas_actors.llm.extract.parse_score`).
 An answer without a readable score gives ``FALLBACK_SCORE`` and a reason that starts
@@ -11,8 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio.to_thread
+
+from atlas_actors.arc import prompts
+from atlas_actors.arc.environment import load_arc_task
 from atlas_actors.config import LLMConfig
-from atlas_actors.llm import prompts
 from atlas_actors.llm.client import LLMClient
 from atlas_actors.llm.extract import parse_score
 from atlas_actors.llm.usage import Usage
@@ -62,10 +66,6 @@ class LLMScorer(AsyncResource):
         if text is not None:
             return text
         if task.domain == "arc":
-            import anyio.to_thread
-
-            from atlas_actors.arc.environment import load_arc_task
-
             data = await anyio.to_thread.run_sync(load_arc_task, task, self.dataset)
             text = prompts.render_task(data.train, data.test_inputs)
         else:

@@ -11,10 +11,10 @@ import pytest
 from atlas_actors.config import LLMConfig
 from atlas_actors.errors import LLMError, LLMTimeout
 from atlas_actors.llm.client import LLMClient
-from atlas_actors.llm.judge import LLMJudge, parse_reward, reward_to_value
 from atlas_actors.llm.testing import ChatRequest, FakeLLMServer, Fault
 from atlas_actors.search.base import Assessor, Scorer
 from atlas_actors.search.discriminator import Discriminator
+from atlas_actors.swe.judge import LLMJudge, parse_reward, reward_to_value
 from atlas_actors.types import Candidate, Outcome, Task, TestReport
 
 pytestmark = pytest.mark.timeout(60)
@@ -114,7 +114,7 @@ async def test_a_garbage_answer_is_a_logged_low_confidence_estimate(
 ) -> None:
     turtles = FakeLLMServer(lambda r: "As an AI, I like turtles.")
     async with turtles as server, LLMJudge(LLMClient(_config(server))) as judge:
-        with caplog.at_level(logging.WARNING, logger="atlas_actors.llm.judge"):
+        with caplog.at_level(logging.WARNING, logger="atlas_actors.swe.judge"):
             est = await judge.assess(TASK, _candidate())
     assert est.value == 0.5 and est.confidence == 0.0
     assert est.explanation.startswith("unparseable:") and "turtles" in est.explanation

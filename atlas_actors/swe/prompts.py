@@ -1,5 +1,5 @@
 """The prompts of the LLM action proposer for SWE tree search (see
-:mod:`atlas_actors.llm.swe_proposer`).
+:mod:`atlas_actors.swe.llm_proposer`).
 
 One conversation per expansion: a system prompt with the actions and the answer
 format, a user prompt with the issue, the node's cumulative patch, its test evidence
@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from atlas_actors.llm.judge import render_evidence
+from atlas_actors.swe.judge import render_evidence
 from atlas_actors.types import Outcome
 
 Message = dict[str, Any]

@@ -18,18 +18,18 @@ from atlas_actors.environments.base import Transition
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.errors import LLMError
 from atlas_actors.llm.client import LLMClient
-from atlas_actors.llm.swe_proposer import (
-    LLMActionProposer,
-    Proposals,
-    parse_answer,
-    read_answer,
-)
 from atlas_actors.llm.testing import ChatRequest, FakeLLMServer, Fault
 from atlas_actors.search.base import ActionProposer, NodeView
 from atlas_actors.search.discriminator import Discriminator, TestEvidenceScorer
 from atlas_actors.search.mcts import SWESearch
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import load_example_instances
+from atlas_actors.swe.llm_proposer import (
+    LLMActionProposer,
+    Proposals,
+    parse_answer,
+    read_answer,
+)
 from atlas_actors.types import Outcome, Task, TestReport
 from tests.swe.conftest import docker_host  # noqa: F401  (the Docker set-up fixture)
 
@@ -298,7 +298,7 @@ async def test_info_rounds_are_bounded_then_the_model_must_answer(
         {"kind": "list"},
     ]
     async with FakeLLMServer(lambda r: answer(looks)) as server:
-        with caplog.at_level(logging.WARNING, logger="atlas_actors.llm.swe_proposer"):
+        with caplog.at_level(logging.WARNING, logger="atlas_actors.swe.llm_proposer"):
             out, proposer = await _propose(
                 server, stepper=stepper, info_rounds=2, max_info_actions=3, repair_turns=1
             )
@@ -330,7 +330,7 @@ async def test_malformed_answers_give_no_proposal_and_a_logged_reason(
     bad: str, reason: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     async with FakeLLMServer(lambda r: bad) as server:
-        with caplog.at_level(logging.WARNING, logger="atlas_actors.llm.swe_proposer"):
+        with caplog.at_level(logging.WARNING, logger="atlas_actors.swe.llm_proposer"):
             out, proposer = await _propose(server)  # never raises
         log = list(server.log)
     assert list(out) == [] and any(reason in p for p in out.problems), out.problems

@@ -1,4 +1,4 @@
-"""LLM-backed proposers: Python ``transform(grid)`` programs for ARC tasks.
+"""ARC's LLM proposer: Python ``transform(grid)`` programs for ARC tasks.
 
 :class:`LLMProgramProposer` implements :class:`atlas_actors.search.base.Proposer`.
 Its solutions are Python source strings defining ``def transform(grid)``; the ARC
@@ -26,12 +26,14 @@ from typing import Any
 
 import anyio.to_thread
 
+from atlas_actors.arc import prompts
+from atlas_actors.arc.dsl import readable
+from atlas_actors.arc.environment import load_arc_task
 from atlas_actors.config import LLMConfig
-from atlas_actors.llm import prompts
-from atlas_actors.llm.client import LLMClient, LLMStatusError
+from atlas_actors.llm.client import LLMClient, LLMStatusError, draw_sample_index
 from atlas_actors.llm.extract import extract_program
 from atlas_actors.llm.usage import Usage
-from atlas_actors.resources import AsyncResource
+from atlas_actors.resources import AsyncResource, shared_resource
 from atlas_actors.types import Candidate, Task
 
 log = logging.getLogger(__name__)
@@ -43,14 +45,6 @@ proposal is skipped instead of failing the search."""
 
 MAX_EXAMPLES = 3
 """Remembered programs shown at most in a first prompt (:meth:`initial_with_examples`)."""
-SAMPLE_SLOTS = 64
-"""Sample indices one proposer call may use, from its drawn base index."""
-
-
-def draw_sample_index(rng: random.Random) -> int:
-    """A per-call base sample index from the search's rng (deterministic when seeded);
-    the call may use the ``SAMPLE_SLOTS`` indices from it."""
-    return rng.getrandbits(30) * SAMPLE_SLOTS
 
 
 class _TaskView:
@@ -118,8 +112,6 @@ class LLMProgramProposer(AsyncResource):
         if view is not None:
             self._views.move_to_end(task.id)
             return view
-        from atlas_actors.arc.environment import load_arc_task
-
         data = await anyio.to_thread.run_sync(load_arc_task, task, self.dataset)
         view = _TaskView(prompts.render_task(data.train, data.test_inputs), list(data.train))
         self._views[task.id] = view
@@ -173,8 +165,6 @@ class LLMProgramProposer(AsyncResource):
         programs shown as Python; each once; at most :data:`MAX_EXAMPLES`)."""
         if n < 1:
             return []
-        from atlas_actors.arc.domain import readable
-
         shown: list[str] = []
         seen: set[str] = set()
         for text in (readable(e) for e in examples):
@@ -231,3 +221,15 @@ def make_llm_proposer(config: LLMConfig, *, samples_per_call: int = 1) -> LLMPro
     usage from ``proposer.usage`` and a task's from ``proposer.pop_usage(task_id)``.
     """
     return LLMProgramProposer(LLMClient(config), samples_per_call=samples_per_call)
+
+
+def shared_llm_proposer(
+    task: Task, llm: LLMConfig, *, cpu_limits: bool = True
+) -> LLMProgramProposer:
+    """The ARC domain's LLM proposer for one search: the proposer for ``llm``, shared per
+    endpoint in this process (see :func:`atlas_actors.resources.shared_resource`).
+    ``cpu_limits`` concerns the offline DSL proposer only."""
+    proposer: LLMProgramProposer = shared_resource(
+        ("arc", llm.model_dump_json()), lambda: make_llm_proposer(llm)
+    )
+    return proposer

@@ -26,8 +26,8 @@ the stepper: the search's transition rejects it and the rejection becomes node f
 that the next prompt shows.
 
 **Determinism and cost.** Each call draws its base sample index from the search's
-``rng`` (as :class:`~atlas_actors.llm.proposers.LLMProgramProposer` does) and turn ``t``
-of its conversation uses indices ``base + t·samples ..``, so the response cache replays
+``rng`` (with :func:`~atlas_actors.llm.client.draw_sample_index`) and turn ``t`` of its
+conversation uses indices ``base + t·samples ..``, so the response cache replays
 a seeded search. Usage is kept per task (:meth:`usage_for`, read by ``SWESearch`` for its
 LLM counters and cost cap; :meth:`pop_usage` when the task is done) and in total
 (:attr:`usage`). Nothing is shared between calls except the usage counters, so
@@ -48,13 +48,12 @@ import anyio
 
 from atlas_actors.config import LLMConfig
 from atlas_actors.errors import InvalidSolutionError
-from atlas_actors.llm import swe_prompts as prompts
-from atlas_actors.llm.client import LLMClient
-from atlas_actors.llm.proposers import SAMPLE_SLOTS, draw_sample_index
+from atlas_actors.llm.client import SAMPLE_SLOTS, LLMClient, draw_sample_index
 from atlas_actors.llm.usage import Usage, UsageLedger
 from atlas_actors.resources import AsyncResource
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction, Stepper, Transition
 from atlas_actors.search.tree import action_key
+from atlas_actors.swe import prompts
 from atlas_actors.swe.actions import (
     ApplyPatch,
     Edit,
