@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -285,7 +286,7 @@ def main() -> int:
     p.add_argument("--only", nargs="*", help="only bugs whose id contains one of these")
     p.add_argument("--max-screen", type=int, default=640, help="edits screened per bug")
     p.add_argument("--cache", type=Path, help="screen results kept here between runs")
-    p.add_argument("--json", type=Path, help="also write every row and the totals here")
+    add_json_flag(p)
     args = p.parse_args()
     out = anyio.run(main_async, args)
     t = out["totals"]
@@ -293,17 +294,16 @@ def main() -> int:
         f"\n{t['bugs']} bugs, {t['with_greens']} with a green edit; {t['greens']} greens, "
         f"{t['green_wrong']} of them wrong"
     )
-    print("anti-pattern         edits refused  greens refused  wrong greens refused")
-    for name, c in t["refused"].items():
-        print(f"{name:<20} {c['edits']:>13} {c['greens']:>15} {c['wrong_greens']:>21}")
-    pr = t["probe"]
-    print(f"{'probes':<20} {'':>13} {pr['greens']:>15} {pr['wrong_greens']:>21}")
-    print("applied              answer correct  wrong  none")
-    for setting, c in t["answers"].items():
-        print(f"{setting:<20} {c['correct']:>14} {c['wrong']:>6} {c['none']:>5}")
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1))
+    refused = [
+        [name, c["edits"], c["greens"], c["wrong_greens"]] for name, c in t["refused"].items()
+    ]
+    refused.append(["probes", None, t["probe"]["greens"], t["probe"]["wrong_greens"]])
+    print_table(["refused by", "edits", "greens", "wrong greens"], refused)
+    print_table(
+        ["applied", "answer correct", "wrong", "none"],
+        [[k, c["correct"], c["wrong"], c["none"]] for k, c in t["answers"].items()],
+    )
+    write_json(args.json, out)
     return 0
 
 
