@@ -6,9 +6,11 @@ The worker imports pytest once, prepares a pytest session for the selected tests
 each candidate: applies it (whole-file replacements or a diff), checks the changed files
 compile, forks a child that imports the code under test fresh and runs the **failing
 tests first**, stopping at the **first test that does not pass**, with a **timeout per
-test scaled from its baseline time** (``max(min_timeout_s, timeout_factor * baseline)``),
-then puts the original files back. A test that hangs, forks without end or fills the disk
-costs that candidate a timeout (or a crash verdict: file-size limit), never the batch: the
+test scaled from the base run's time** (:class:`~atlas_actors.swe.repair.timeouts.
+TimeoutPolicy`: ``max(min_timeout_s, timeout_factor * reference)``, the reference being
+the test's own baseline time, or the slowest ended test's for one that hung), then puts
+the original files back. A test that hangs, forks without end or fills the disk costs
+that candidate a timeout (or a crash verdict: file-size limit), never the batch: the
 child runs in its own process group under rlimits, the worker kills what it leaves, and
 the host bounds the whole exec as well.
 
@@ -31,14 +33,16 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
+from atlas_actors.swe.repair.localize import Localization
+from atlas_actors.swe.repair.timeouts import TimeoutPolicy
+from atlas_actors.swe.repair.workspace_driver import (
     PYCACHE_DIR,
     Target,
     check_tests,
@@ -54,7 +58,6 @@ from atlas_actors.swe.repair._shared import (
     warm_setup,
     workspace_of,
 )
-from atlas_actors.swe.repair.localize import Localization
 from atlas_actors.swe.workspace import IO_DIR, SHIP_DIR, TESTBED
 from atlas_actors.types import Outcome
 
@@ -179,7 +182,8 @@ class BatchOptions(_Model):
     """How :class:`BatchEvaluator` runs candidates."""
 
     timeout_factor: float = Field(default=10.0, gt=0)
-    """A test's timeout is this many times its baseline duration ..."""
+    """A test's timeout is this many times its baseline duration (for a test that hung in
+    the baseline, the slowest baseline test that ended by itself) ..."""
     min_timeout_s: float = Field(default=1.0, gt=0)
     """... but at least this."""
     default_timeout_s: float = Field(default=10.0, gt=0)
@@ -265,8 +269,10 @@ class BatchEvaluator:
         """Tests in run order, their timeouts, and the collection timeout."""
         durations: Mapping[str, float] = {}
         collect = 0.0
+        timed: Iterable[Any] | Mapping[str, float] | None = baseline
         if isinstance(baseline, Localization):
             durations, collect = baseline.durations(), baseline.collect_seconds
+            timed = baseline.tests
         elif baseline is not None:
             durations = baseline
         if tests is None:
@@ -285,12 +291,10 @@ class BatchEvaluator:
         if not ordered:
             raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
         o = self.options
-        timeouts = [
-            max(o.min_timeout_s, o.timeout_factor * durations[t])
-            if t in durations
-            else o.default_timeout_s
-            for t in ordered
-        ]
+        policy = TimeoutPolicy(
+            factor=o.timeout_factor, floor_s=o.min_timeout_s, default_s=o.default_timeout_s
+        )
+        timeouts = policy.timeouts(ordered, timed)
         return ordered, timeouts, max(o.collect_min_s, o.timeout_factor * collect)
 
     # ------------------------------------------------------------- evaluation

@@ -51,7 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
+from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
+from atlas_actors.swe.repair.workspace_driver import (
     Target,
     check_tests,
     driver,
@@ -66,7 +67,6 @@ from atlas_actors.swe.repair._shared import (
     warm_setup,
     workspace_of,
 )
-from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
 from atlas_actors.swe.testrun import TestCommand, run_warm
 from atlas_actors.swe.workspace import IO_DIR, SHIP_DIR, TESTBED
 

@@ -12,9 +12,9 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from atlas_actors.swe.repair._digest import DigestTree, DNode
-from atlas_actors.swe.repair._facts import Facts, Scope
-from atlas_actors.swe.repair._source import Source
+from atlas_actors.swe.repair.analysis.ast_keys import DigestTree, DNode
+from atlas_actors.swe.repair.analysis.file_facts import Facts, Scope
+from atlas_actors.swe.repair.analysis.source_text import Source
 
 __all__ = ["StmtInfo", "map_statements", "top_level_groups"]
 

@@ -23,9 +23,9 @@ from functools import lru_cache
 
 import libcst as cst
 
-from atlas_actors.swe.repair._cst import ATOM, Site, bool_needs, operand_needs, prec
-from atlas_actors.swe.repair._facts import Scope
-from atlas_actors.swe.repair._unit import Unit, ast_prec, fit, short
+from atlas_actors.swe.repair.analysis.cst_sites import ATOM, Site, bool_needs, operand_needs, prec
+from atlas_actors.swe.repair.analysis.file_facts import Scope
+from atlas_actors.swe.repair.families.statement_view import Unit, ast_prec, fit, short
 
 __all__ = ["OPERATOR_FAMILIES"]
 

@@ -16,10 +16,10 @@ from typing import Literal
 
 import libcst as cst
 
-from atlas_actors.swe.repair._cst import Mini, Site, prec, walk_statement
-from atlas_actors.swe.repair._facts import Facts, Scope
-from atlas_actors.swe.repair._source import Source
-from atlas_actors.swe.repair._stmts import StmtInfo
+from atlas_actors.swe.repair.analysis.cst_sites import Mini, Site, prec, walk_statement
+from atlas_actors.swe.repair.analysis.file_facts import Facts, Scope
+from atlas_actors.swe.repair.analysis.source_text import Source
+from atlas_actors.swe.repair.analysis.statement_map import StmtInfo
 from atlas_actors.swe.repair.hints import RepairHints
 
 __all__ = ["Raw", "Unit", "ast_prec", "fit", "short"]

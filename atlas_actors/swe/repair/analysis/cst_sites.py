@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import CodeRange, MetadataWrapper, WhitespaceInclusivePositionProvider
 
-from atlas_actors.swe.repair._source import Source
+from atlas_actors.swe.repair.analysis.source_text import Source
 
 __all__ = ["ATOM", "Mini", "Site", "prec", "walk_statement"]
 

@@ -2,7 +2,7 @@
 replacement, builtin and function-name swaps, wrapped and unwrapped calls, added and
 dropped arguments, changed callers, return values and decorators (see
 :mod:`atlas_actors.swe.repair.catalogue`). The operator families are in
-:mod:`atlas_actors.swe.repair._ops_expr`."""
+:mod:`atlas_actors.swe.repair.families.expressions`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from atlas_actors.swe.repair._cst import ATOM, Site
-from atlas_actors.swe.repair._facts import Facts
-from atlas_actors.swe.repair._ops_expr import (
+from atlas_actors.swe.repair.analysis.cst_sites import ATOM, Site
+from atlas_actors.swe.repair.analysis.file_facts import Facts
+from atlas_actors.swe.repair.families.expressions import (
     ADD_ROLES,
     FUNCTION_SWAPS,
     MAX_CALLABLES,
@@ -30,7 +30,7 @@ from atlas_actors.swe.repair._ops_expr import (
     one_line,
     small_statements,
 )
-from atlas_actors.swe.repair._unit import Unit, fit, short
+from atlas_actors.swe.repair.families.statement_view import Unit, fit, short
 
 
 def identifier_replace(u: Unit) -> None:

@@ -14,7 +14,7 @@ from bisect import bisect_left
 from dataclasses import dataclass, field
 from typing import Literal
 
-from atlas_actors.swe.repair._source import Source
+from atlas_actors.swe.repair.analysis.source_text import Source
 
 __all__ = ["Donor", "Facts", "Lit", "Scope", "Signature"]
 
@@ -190,6 +190,8 @@ class Facts:
 
     def __init__(self, src: Source, tree: ast.Module) -> None:
         self.src = src
+        self.tree = tree
+        """The file's ``ast`` (families that read more than these facts walk it)."""
         self.module = Scope("module", "<module>", None)
         self.scopes: dict[int, Scope] = {}
         """By ``id`` of a FunctionDef/AsyncFunctionDef/ClassDef node."""

@@ -14,9 +14,9 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from atlas_actors.swe.repair._facts import Donor
-from atlas_actors.swe.repair._stmts import StmtInfo
-from atlas_actors.swe.repair._unit import Unit, short
+from atlas_actors.swe.repair.analysis.file_facts import Donor
+from atlas_actors.swe.repair.analysis.statement_map import StmtInfo
+from atlas_actors.swe.repair.families.statement_view import Unit, short
 
 __all__ = ["STATEMENT_FAMILIES"]
 
