@@ -191,7 +191,7 @@ async def test_a_seeded_search_grows_the_same_tree_through_either_path(
         out = tmp_path / str(runtime)
         try:
             result = await solve_task(
-                examples["textkit"].to_task(),
+                examples["datecalc"].to_task(),  # two edits deep: a tree, not a lucky child
                 evaluator,
                 seed=3,
                 tree_dir=out,
