@@ -9,6 +9,8 @@ string, a patch as a string), so candidates serialise without custom encoders.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +27,15 @@ Origin = Literal["init", "mutation", "crossover", "memory", "migration", "manual
 def new_id() -> str:
     """A short random identifier for candidates and runs."""
     return uuid.uuid4().hex[:12]
+
+
+def solution_key(solution: Any) -> str:
+    """A canonical key for a JSON-able solution (for de-duplication)."""
+    if isinstance(solution, str):
+        text = solution
+    else:
+        text = json.dumps(solution, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 class _Model(BaseModel):

@@ -18,8 +18,7 @@ from atlas_actors.arc.proposer import DSLProposer
 from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Verifier
 from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.types import Candidate, Task, TaskResult
+from atlas_actors.types import Candidate, Task, TaskResult, solution_key
 
 
 class ARCOptions(BaseModel):

@@ -27,9 +27,17 @@ from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_resources, shared_resource
 from atlas_actors.search.base import Assessor, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
 from atlas_actors.search.proposers import SeededProposer
-from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
+from atlas_actors.types import (
+    Candidate,
+    Experience,
+    RoutingDecision,
+    Strategy,
+    Task,
+    TaskResult,
+    solution_key,
+)
 
 ProgressFn = Callable[[str, Any], object]
 """``progress(task_id, stats)``: called by a tree search after every iteration."""

@@ -60,7 +60,6 @@ import anyio
 from atlas_actors.environments.base import Toolbox
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
-from atlas_actors.search.mind_evolution import solution_key
 from atlas_actors.swe.repair.antipatterns import (
     ANTI_PATTERNS,
     DEFAULT_ANTI_PATTERNS,
@@ -79,7 +78,7 @@ from atlas_actors.swe.repair.probes import (
 )
 from atlas_actors.swe.repair.ranking import Closeness, closeness
 from atlas_actors.swe.repair.timeouts import timed_out
-from atlas_actors.types import Task
+from atlas_actors.types import Task, solution_key
 
 log = logging.getLogger(__name__)
 
