@@ -1,92 +1,170 @@
 #!/usr/bin/env python
-"""Cost of the DSL enumeration: where a fixed budget of op applications goes.
+"""Cost of the DSL enumeration: op applications per CPU second, side by side with
+another build.
 
 Runs :class:`atlas_actors.arc.solver.TaskSolver` (the enumeration inside the offline
 DSL proposer) on every ``--step``-th ARC-AGI-1 training task with a fixed budget of op
 applications, so the same states are visited on every run, and prints per run:
-applications per CPU second, the share of applications that give a new state (the rest
-are duplicates of a state already seen, or fail), new states per CPU second (what the
-search gets for its time), and the ops that take the most time.
-Reports medians over ``--runs`` runs (the machine is shared and noisy).
+applications per CPU second, the share of applications that give a new state, new
+states per CPU second, and the peak resident memory of the process.
 
-    .venv/bin/python scripts/bench_search.py              # every 8th task, 3000 apps, 3 runs
-    .venv/bin/python scripts/bench_search.py --step 4 --budget 6000 --top 20
+``--against DIR`` runs a second checkout (e.g. a ``git worktree`` of an older commit)
+in the same way, the two builds alternating run by run, and prints the ratio of their
+medians. It also checks that both builds found the same states in the same order
+(a digest of every new state's program and every exact program, per task): a faster
+core must not change what a budget finds. Each run is a fresh process, so memory and
+caches do not carry over.
+
+    .venv/bin/python scripts/bench_search.py                    # every 8th task, 3000 apps, 3 runs
+    .venv/bin/python scripts/bench_search.py --against /tmp/old --runs 3
+    .venv/bin/python scripts/bench_search.py --budget 60000 --step 40   # long searches: memory
+    .venv/bin/python scripts/bench_search.py --profile          # where the time goes, by category
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import json
+import os
 import statistics
-import time
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
+ROOT = Path(__file__).resolve().parent.parent
+
+WORKER = r"""
+import hashlib, json, resource, sys, time
 from atlas_actors.arc import solver as S
 from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.types import Task
 
+step, budget, depth = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+tasks = []
+for tid in dataset_task_ids("arc", "train")[::step]:
+    task = Task(id=tid, domain="arc", context={"arc_task_id": tid, "split": "train"})
+    data = load_arc_task(task, "arc")
+    tasks.append((tid, list(data.train), list(data.test_inputs)))
+seconds = 0.0
+apps = new = 0
+digest = hashlib.sha256()
+depths = {}
+for tid, train, tests in tasks:
+    kw = {} if depth == "default" else {"max_depth": int(depth)}
+    t0 = time.thread_time()
+    solver = S.TaskSolver(train, tests, **kw)
+    solver.search(budget, max_seconds=1e9)
+    seconds += time.thread_time() - t0
+    apps += solver.applications
+    new += len(solver.nodes)
+    digest.update(tid.encode())
+    for node in solver.nodes:
+        digest.update(repr(node.expr).encode())
+        depths[node.depth] = depths.get(node.depth, 0) + 1
+    for node in solver.exact:
+        digest.update(b"exact" + repr(node.expr).encode())
+print(json.dumps({
+    "file": S.__file__, "seconds": seconds, "applications": apps, "new": new,
+    "digest": digest.hexdigest(), "depths": depths,
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+}))
+"""
 
-def run(step: int, budget: int) -> tuple[float, int, int, collections.Counter[str]]:
-    """One pass over the tasks: (CPU seconds, applications, new states, seconds by op)."""
-    by_op: collections.Counter[str] = collections.Counter()
-    plain = S.TaskSolver._apply
 
-    def timed(self: S.TaskSolver, node: S.Node, op: str, args: tuple[Any, ...]) -> Any:
-        t0 = time.perf_counter()
-        try:
-            return plain(self, node, op, args)
-        finally:
-            by_op[op] += time.perf_counter() - t0
-
-    S.TaskSolver._apply = timed  # type: ignore[method-assign]
-    seconds = 0.0
-    apps = new = 0
-    try:
-        for tid in dataset_task_ids("arc", "train")[::step]:
-            data = load_arc_task(
-                Task(id=tid, domain="arc", context={"arc_task_id": tid, "split": "train"}), "arc"
-            )
-            solver = S.TaskSolver(list(data.train), list(data.test_inputs))
-            t0 = time.thread_time()
-            solver.search(budget, max_seconds=1e9)
-            seconds += time.thread_time() - t0
-            apps += solver.applications
-            new += len(solver.nodes)
-    finally:
-        S.TaskSolver._apply = plain  # type: ignore[method-assign]
-    return seconds, apps, new, by_op
+def run_build(root: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """One fresh process of the build at ``root``: its figures as a dict."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(root)
+    out = subprocess.run(
+        [sys.executable, "-c", WORKER, str(args.step), str(args.budget), args.depth],
+        env=env, cwd=root, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-def main() -> None:
+def profile(args: argparse.Namespace) -> None:
+    """Where one pass's CPU time goes, by category (cProfile, this checkout)."""
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    code = WORKER.replace("import hashlib", "import hashlib", 1)
+    sys.argv = ["worker", str(args.step), str(args.budget), args.depth]
+    prof.enable()
+    exec(compile(code, "bench_search_worker", "exec"), {"__name__": "__worker__"})
+    prof.disable()
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime").print_stats(args.top)
+
+
+def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--step", type=int, default=8, help="every STEP-th training task (default 8)")
     p.add_argument("--budget", type=int, default=3000, help="op applications per task")
     p.add_argument("--runs", type=int, default=3, help="runs to take the median of")
-    p.add_argument("--top", type=int, default=10, help="ops to list by time")
+    p.add_argument("--depth", default="default", help="max_depth for TaskSolver (this build)")
+    p.add_argument("--against", type=Path, help="another checkout to run side by side")
+    p.add_argument("--profile", action="store_true", help="cProfile one pass instead")
+    p.add_argument("--top", type=int, default=30, help="functions to list with --profile")
+    p.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = p.parse_args()
-    print(f"atlas_actors from {S.__file__.rsplit('/arc/', 1)[0]}")
-    rates, shares, fresh = [], [], []
-    total: collections.Counter[str] = collections.Counter()
+    if args.profile:
+        profile(args)
+        return 0
+    builds = {"this": ROOT}
+    if args.against is not None:
+        builds["against"] = args.against.resolve()
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in builds}
     for i in range(args.runs):
-        seconds, apps, new, by_op = run(args.step, args.budget)
-        rates.append(apps / seconds)
-        shares.append(new / apps)
-        fresh.append(new / seconds)
-        total.update(by_op)
-        print(
-            f"run {i + 1}: {apps} applications in {seconds:.1f} s CPU = {apps / seconds:.0f}/s, "
-            f"{new / apps:.1%} new states"
-        )
-    print(
-        f"median: {statistics.median(rates):.0f} applications/s, "
-        f"{statistics.median(shares):.1%} of applications give a new state, "
-        f"{statistics.median(fresh):.0f} new states/s"
-    )
-    spent = sum(total.values())
-    print(f"op time by op (all runs, {spent:.1f} s in op applications):")
-    for op, t in total.most_common(args.top):
-        print(f"  {t / spent:6.1%}  {op}")
+        order = list(builds.items())
+        if i % 2:
+            order.reverse()
+        for name, root in order:
+            depth = args.depth if name == "this" else "default"
+            r = run_build(root, argparse.Namespace(**{**vars(args), "depth": depth}))
+            rows[name].append(r)
+            print(
+                f"run {i + 1} {name:8s}: {r['applications']} applications in "
+                f"{r['seconds']:.1f} s CPU = {r['applications'] / r['seconds']:.0f}/s, "
+                f"{r['new'] / r['applications']:.1%} new states, peak RSS {r['rss_mb']:.0f} MB",
+                flush=True,
+            )
+    summary: dict[str, Any] = {}
+    for name, rs in rows.items():
+        summary[name] = {
+            "applications_per_s": statistics.median(r["applications"] / r["seconds"] for r in rs),
+            "new_states_per_s": statistics.median(r["new"] / r["seconds"] for r in rs),
+            "new_share": statistics.median(r["new"] / r["applications"] for r in rs),
+            "peak_rss_mb": max(r["rss_mb"] for r in rs),
+            "depths": rs[0]["depths"],
+            "digest": rs[0]["digest"],
+            "deterministic": len({r["digest"] for r in rs}) == 1,
+        }
+    if "against" in summary:
+        a, b = summary["this"], summary["against"]
+        summary["speedup"] = a["applications_per_s"] / b["applications_per_s"]
+        summary["same_states"] = a["digest"] == b["digest"]
+    if args.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        for name, s in summary.items():
+            if not isinstance(s, dict):
+                continue
+            print(
+                f"{name:8s} median {s['applications_per_s']:.0f} applications/s, "
+                f"{s['new_states_per_s']:.0f} new states/s, {s['new_share']:.1%} new, "
+                f"peak RSS {s['peak_rss_mb']:.0f} MB, depths {s['depths']}, "
+                f"same states every run: {s['deterministic']}"
+            )
+        if "speedup" in summary:
+            print(
+                f"speed-up {summary['speedup']:.2f}x; same states in the same order: "
+                f"{summary['same_states']}"
+            )
+    ok = all(s["deterministic"] for s in summary.values() if isinstance(s, dict))
+    return 0 if ok and summary.get("same_states", True) else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

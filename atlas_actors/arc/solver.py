@@ -24,7 +24,7 @@ import numpy as np
 from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
 from atlas_actors.arc.grids import role_color, selection_tied
 from atlas_actors.arc.infer import Ctx, infer_cmap
-from atlas_actors.arc.ops import GENERATORS
+from atlas_actors.arc.ops import GENERATED, GENERATORS
 from atlas_actors.arc.ops.assembly import paint_fg
 from atlas_actors.arc.registry import SUB_KINDS, K
 
@@ -56,6 +56,8 @@ class Node:
     (it may still lead the search to one)."""
     grid_keys: list[int] | None = None
     """:func:`_grid_key` of each of ``outs`` (set when first needed)."""
+    n_exact: int | None = None
+    """Train pairs ``outs`` gets exactly right (set when known)."""
 
 
 def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
@@ -64,9 +66,9 @@ def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
     sim = 0.0
     for o, t in zip(outs, targets, strict=False):
         if o.shape == t.shape:
-            eq = float((o == t).mean())
-            sim += eq
-            exact += eq == 1.0
+            right = int(np.count_nonzero(o == t))
+            sim += right / t.size  # the mean of the cell matches, as a float
+            exact += right == t.size
     n = len(targets)
     return (exact + sim / n) / (n + 1), exact
 
@@ -113,21 +115,23 @@ class ApplyCache:
 
     def __init__(self, size: int = APPLY_CACHE_SIZE) -> None:
         self.size = size
-        self.entries: dict[tuple[int, int], Grid | None] = {}
+        self.entries: dict[tuple[int, int], tuple[Grid, int] | None] = {}
+        """(output, its :func:`_grid_key`), or None for a failure."""
         self.hits = 0
         self.lookups = 0
 
-    def get(self, key: tuple[int, int]) -> Grid | Literal[False] | None:
-        """The cached output, ``None`` for a cached failure, ``False`` when unknown."""
+    def get(self, key: tuple[int, int]) -> tuple[Grid, int] | Literal[False] | None:
+        """The cached output with its key, ``None`` for a cached failure, ``False``
+        when unknown."""
         self.lookups += 1
         try:
-            got = self.entries[key]  # one dict lookup per grid, hit or miss
+            got = self.entries[key]
         except KeyError:
             return False
         self.hits += 1
         return got
 
-    def put(self, key: tuple[int, int], out: Grid | None) -> None:
+    def put(self, key: tuple[int, int], out: tuple[Grid, int] | None) -> None:
         if self.size <= 0:  # off
             return
         if len(self.entries) >= self.size:
@@ -180,6 +184,8 @@ class TaskSolver:
         counts = np.bincount(np.concatenate([g.ravel() for g in self.inputs]), minlength=10)
         self.bg = int(counts.argmax()) if counts[0] * 2 < counts.max() else 0
         self._tflat = np.concatenate([t.ravel() for t in self.targets])
+        self.n_train = len(self.targets)
+        self._tshapes = [t.shape for t in self.targets]
         root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
         self.seen.add(_key(self.inputs))
         self._check(root)
@@ -266,24 +272,30 @@ class TaskSolver:
 
     def _apply(self, node: Node, op: str, args: tuple[Any, ...]) -> Node | None:
         self.applications += 1
-        fn = OPS[op].fn
-        hargs = _hashable(args)
-        step = hash((op, hargs))
+        try:  # generators mostly yield hashable tuples: convert only when needed
+            step = hash((op, args))
+            hargs = args
+        except TypeError:
+            hargs = _hashable(args)
+            step = hash((op, hargs))
         if node.grid_keys is None:
             node.grid_keys = [_grid_key(g) for g in node.outs]
         outs: list[Grid] = []
-        prepared: tuple[list[Any], list[int]] | None = None  # on the first grid missed
+        keys: list[int] = []
+        prepared: tuple[Any, list[Any], list[int]] | None = None  # on the first grid missed
+        cache = self.cache
         for g, gk in zip(node.outs, node.grid_keys, strict=True):
-            got = self.cache.get((step, gk))
-            if got is None:
-                return None  # failed on this grid before
+            got = cache.get((step, gk))
             if got is not False:
-                outs.append(got)
+                if got is None:
+                    return None  # failed on this grid before
+                outs.append(got[0])
+                keys.append(got[1])
                 continue
             try:
                 if prepared is None:
-                    prepared = _call_args(op, args)
-                call, roles = prepared
+                    prepared = (OPS[op].fn, *_call_args(op, args))
+                fn, call, roles = prepared
                 if roles:
                     call = list(call)
                     for i in roles:
@@ -292,28 +304,34 @@ class TaskSolver:
                 if not _valid(out):
                     raise ValueError("not a grid")
             except Exception:
-                self.cache.put((step, gk), None)
+                cache.put((step, gk), None)
                 return None
-            self.cache.put((step, gk), out)
+            ok = _grid_key(out)
+            cache.put((step, gk), (out, ok))
             outs.append(out)
-        keys = [_grid_key(o) for o in outs]
+            keys.append(ok)
         k = _keys_key(keys)
         if k in self.seen:
             return None
         self.seen.add(k)
-        tainted = node.tainted or _train_noop(node.outs, outs, len(self.targets))
+        n = self.n_train
+        tainted = node.tainted or (
+            keys[:n] == node.grid_keys[:n] and _train_noop(node.outs, outs, n)
+        )
         expr = (op, node.expr, *hargs)
         self.memo[expr] = outs
-        score, _ = pair_score(outs, self.targets)
-        return Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
+        score, exact = pair_score(outs, self.targets)
+        child = Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
+        child.n_exact = exact
+        return child
 
     def _check(self, node: Node, look: bool = True) -> None:
         if node.tainted:
             return
-        train = node.outs[: len(self.targets)]
-        if all(
-            o.shape == t.shape and (o == t).all() for o, t in zip(train, self.targets, strict=False)
-        ):
+        train = node.outs[: self.n_train]
+        if node.n_exact is None:
+            node.n_exact = pair_score(train, self.targets)[1]
+        if node.n_exact == self.n_train:
             if node.expr != "x":
                 node.exact = True
                 self.exact.append(node)
@@ -414,7 +432,7 @@ class TaskSolver:
 
     def _keep_layer(self, node: Node, train: list[Grid]) -> None:
         """Remember a target-shaped state for :meth:`compose`."""
-        if not all(o.shape == t.shape for o, t in zip(train, self.targets, strict=False)):
+        if [o.shape for o in train] != self._tshapes:
             return
         flat = np.concatenate([o.ravel() for o in train])
         wrong = flat != self._tflat
@@ -473,11 +491,14 @@ class TaskSolver:
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         children: list[Node] = []
         used = 0
-        for op, gen in GENERATORS.items():
+        for spec in GENERATED:
+            if spec.when and not ctx.holds(spec.when):
+                continue
             try:
-                arg_list = list(gen(ctx))
+                arg_list = list(spec.generator(ctx))  # type: ignore[misc]
             except Exception:
                 continue
+            op = spec.name
             for args in arg_list:
                 # the CPU clock is a system call: read it every 8th application
                 if used >= budget or (not used & 7 and time.thread_time() > deadline):
