@@ -337,14 +337,19 @@ def pair_cmap(s: Grid, t: Grid) -> dict[int, int] | None:
 
 def infer_cmap(states: list[Grid], targets: list[Grid]) -> list[list[int]] | None:
     """A consistent cell-wise colour map taking every state to its target, if one exists."""
+    pairs = list(zip(states, targets, strict=False))
+    if any(s.shape != t.shape for s, t in pairs):
+        return None
+    return cmap_of_codes(np.concatenate([(s * 10 + t).ravel() for s, t in pairs]))
+
+
+def cmap_of_codes(codes: Grid) -> list[list[int]] | None:
+    """:func:`infer_cmap` of cells given as ``10 * state colour + target colour``."""
     lut: dict[int, int] = {}
-    for s, t in zip(states, targets, strict=False):
-        m = pair_cmap(s, t)
-        if m is None:
+    for p in np.flatnonzero(np.bincount(codes, minlength=100)).tolist():
+        a, b = divmod(p, 10)
+        if lut.setdefault(a, b) != b:
             return None
-        for a, b in m.items():
-            if lut.setdefault(a, b) != b:
-                return None
     return [[a, b] for a, b in sorted(_complete_swaps(lut).items()) if a != b]
 
 

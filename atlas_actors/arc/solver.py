@@ -23,7 +23,7 @@ import numpy as np
 
 from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
 from atlas_actors.arc.grids import role_color, selection_tied
-from atlas_actors.arc.infer import Ctx, infer_cmap
+from atlas_actors.arc.infer import Ctx, cmap_of_codes
 from atlas_actors.arc.ops import GENERATED, GENERATORS
 from atlas_actors.arc.ops.assembly import paint_fg
 from atlas_actors.arc.registry import SUB_KINDS, K
@@ -171,6 +171,8 @@ class TaskSolver:
     """Answers (all grids) of the programs :meth:`held_out` has returned."""
     cache: ApplyCache = field(default_factory=ApplyCache)
     """Op outputs per input grid, shared with the views."""
+    max_depth: int = MAX_DEPTH
+    """Longest op chain the enumeration builds."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -186,6 +188,7 @@ class TaskSolver:
         self._tflat = np.concatenate([t.ravel() for t in self.targets])
         self.n_train = len(self.targets)
         self._tshapes = [t.shape for t in self.targets]
+        self._by_shapes: dict[tuple[str, Any], Any] = {}
         root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
         self.seen.add(_key(self.inputs))
         self._check(root)
@@ -194,18 +197,27 @@ class TaskSolver:
     # ------------------------------------------------------------ internals
 
     def _push(self, node: Node) -> None:
-        if node.depth >= MAX_DEPTH:
+        if node.depth >= self.max_depth:
             return
-        shape = 0.0
-        if _same_ratio(node.outs, self.targets):
-            shape = 0.8 * len(self.targets)  # one scale or tile op away
-        else:
-            for o, t in zip(node.outs, self.targets, strict=False):
-                shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
-                    min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
-                )
-        node.base = node.score + 0.2 * shape / len(self.targets) - 0.15 * node.depth
+        node.base = node.score + self._shape_term(node.outs) - 0.15 * node.depth
         self._queue(node)
+
+    def _shape_term(self, outs: list[Grid]) -> float:
+        """The priority a state gets for how near its train grids' shapes are to the
+        targets' (it depends on the shapes alone, so it is worked out once per shapes)."""
+        shapes = tuple(o.shape for o in outs[: self.n_train])
+        got = self._by_shapes.get(("term", shapes))
+        if got is None:
+            shape = 0.0
+            if _same_ratio(outs, self.targets):
+                shape = 0.8 * len(self.targets)  # one scale or tile op away
+            else:
+                for o, t in zip(outs, self.targets, strict=False):
+                    shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
+                        min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
+                    )
+            got = self._by_shapes[("term", shapes)] = 0.2 * shape / len(self.targets)
+        return float(got)
 
     def _queue(self, node: Node) -> None:
         pri = node.base - DIVERSITY * self.expanded.get(_branch(node.expr), 0)
@@ -282,7 +294,6 @@ class TaskSolver:
             node.grid_keys = [_grid_key(g) for g in node.outs]
         outs: list[Grid] = []
         keys: list[int] = []
-        prepared: tuple[Any, list[Any], list[int]] | None = None  # on the first grid missed
         cache = self.cache
         for g, gk in zip(node.outs, node.grid_keys, strict=True):
             got = cache.get((step, gk))
@@ -293,9 +304,7 @@ class TaskSolver:
                 keys.append(got[1])
                 continue
             try:
-                if prepared is None:
-                    prepared = (OPS[op].fn, *_call_args(op, args))
-                fn, call, roles = prepared
+                fn, call, roles = _prepared(op, hargs, args)
                 if roles:
                     call = list(call)
                     for i in roles:
@@ -336,19 +345,26 @@ class TaskSolver:
                 node.exact = True
                 self.exact.append(node)
             return
-        self._keep_layer(node, train)
+        # the train grids in one array when they have the targets' shapes
+        flat = (
+            np.concatenate([o.ravel() for o in train])
+            if [o.shape for o in train] == self._tshapes
+            else None
+        )
+        if flat is not None:
+            self._keep_layer(node, flat)
         if look and node.expr != "x":
             self._scale_lookahead(node)
         if self.tiny:
             return
-        role = self._paint_role(train)
+        role = None if flat is None else self._paint_role(train)
         if role is not None:
             paint: Expr = ("paint_fg", node.expr, "x", role, self.bg)
             outs = self.run_expr(paint)
             if outs is not None:
                 self.exact.append(Node(paint, outs, 1.0, node.depth + 1, exact=True))
                 return
-        cmap = infer_cmap(train, self.targets)
+        cmap = None if flat is None else cmap_of_codes(flat * 10 + self._tflat)
         if cmap and self._cmap_covers(node.outs, cmap):
             expr = ("recolor", node.expr, tuple(tuple(p) for p in cmap))
             outs = self.run_expr(expr)
@@ -361,16 +377,20 @@ class TaskSolver:
         same in every pair; or blocky states whose blocks shrink to the targets) is
         finished at once with that op (then the usual finishers), so that the search
         need not rank a wrong-sized state high enough to expand it."""
-        train = node.outs[: len(self.targets)]
-        ops: tuple[str, ...]
-        if _same_ratio(train, self.targets):
-            ops = _SCALE_UP if train[0].size < self.targets[0].size else ()
-        elif all(
-            o.shape != t.shape and o.size > t.size
-            for o, t in zip(train, self.targets, strict=False)
-        ):
-            ops = ("downscale_auto",)
-        else:
+        train = node.outs[: self.n_train]
+        shapes = tuple(o.shape for o in train)
+        ops = self._by_shapes.get(("scale", shapes))
+        if ops is None:
+            ops = ()
+            if _same_ratio(train, self.targets):
+                ops = _SCALE_UP if train[0].size < self.targets[0].size else ()
+            elif all(
+                o.shape != t.shape and o.size > t.size
+                for o, t in zip(train, self.targets, strict=False)
+            ):
+                ops = ("downscale_auto",)
+            self._by_shapes[("scale", shapes)] = ops
+        if not ops:
             return
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         for op in ops:
@@ -430,11 +450,9 @@ class TaskSolver:
             return False  # many colours become one: a new colour may well follow them
         return any(seen[c] and c not in changed and c != self.bg for c in range(10))
 
-    def _keep_layer(self, node: Node, train: list[Grid]) -> None:
-        """Remember a target-shaped state for :meth:`compose`."""
-        if [o.shape for o in train] != self._tshapes:
-            return
-        flat = np.concatenate([o.ravel() for o in train])
+    def _keep_layer(self, node: Node, flat: Grid) -> None:
+        """Remember a target-shaped state (its train grids, flattened, are ``flat``)
+        for :meth:`compose`."""
         wrong = flat != self._tflat
         paint = flat != self.bg
         if paint.any() and not (paint & wrong).any():
@@ -691,6 +709,24 @@ def _top(e: Expr) -> Any:
     spec = OPS[e[0]]
     rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in SUB_KINDS]
     return (e[0], *rest)
+
+
+_PREPARED: dict[tuple[str, Any], tuple[Any, list[Any], list[int]]] = {}
+""":func:`_prepared` by (op, hashable arguments)."""
+
+
+def _prepared(
+    op: str, hargs: tuple[Any, ...], args: tuple[Any, ...]
+) -> tuple[Any, list[Any], list[int]]:
+    """``op``'s function with :func:`_call_args` of ``args`` (``hargs`` their hashable
+    form), made once per op and arguments."""
+    key = (op, hargs)
+    got = _PREPARED.get(key)
+    if got is None:
+        if len(_PREPARED) > 100_000:
+            _PREPARED.clear()
+        got = _PREPARED[key] = (OPS[op].fn, *_call_args(op, args))
+    return got
 
 
 def _call_args(op: str, args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:

@@ -109,18 +109,18 @@ def rigid(g: Grid, k: int) -> Grid:
     if k == 0:
         return g
     if k == 1:
-        return np.rot90(g, -1)
+        return g[::-1].T
     if k == 2:
-        return np.rot90(g, 2)
+        return g[::-1, ::-1]
     if k == 3:
-        return np.rot90(g, 1)
+        return g.T[::-1]
     if k == 4:
         return g[:, ::-1]
     if k == 5:
         return g[::-1, :]
     if k == 6:
         return g.T
-    return np.rot90(g, 2).T
+    return g.T[::-1, ::-1]
 
 
 def g_shift(ctx: Ctx) -> Iterator[Args]:
