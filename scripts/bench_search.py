@@ -51,7 +51,12 @@ apps = new = 0
 digest = hashlib.sha256()
 depths = {}
 for tid, train, tests in tasks:
-    kw = {} if depth == "default" else {"max_depth": int(depth)}
+    kw = {}
+    if depth != "default":  # a fixed depth limit
+        if "deepen_after" in S.TaskSolver.__dataclass_fields__:
+            kw = {"max_depth": int(depth), "deepen_after": None}
+        else:  # a build from before the depth rule
+            S.MAX_DEPTH = int(depth)
     t0 = time.thread_time()
     solver = S.TaskSolver(train, tests, **kw)
     solver.search(budget, max_seconds=1e9)
@@ -103,7 +108,11 @@ def main() -> int:
     p.add_argument("--step", type=int, default=8, help="every STEP-th training task (default 8)")
     p.add_argument("--budget", type=int, default=3000, help="op applications per task")
     p.add_argument("--runs", type=int, default=3, help="runs to take the median of")
-    p.add_argument("--depth", default="default", help="max_depth for TaskSolver (this build)")
+    p.add_argument(
+        "--depth",
+        default="default",
+        help="a fixed depth limit for both builds (default: each build's own depth rule)",
+    )
     p.add_argument("--against", type=Path, help="another checkout to run side by side")
     p.add_argument("--profile", action="store_true", help="cProfile one pass instead")
     p.add_argument("--top", type=int, default=30, help="functions to list with --profile")
@@ -121,8 +130,7 @@ def main() -> int:
         if i % 2:
             order.reverse()
         for name, root in order:
-            depth = args.depth if name == "this" else "default"
-            r = run_build(root, argparse.Namespace(**{**vars(args), "depth": depth}))
+            r = run_build(root, args)
             rows[name].append(r)
             print(
                 f"run {i + 1} {name:8s}: {r['applications']} applications in "

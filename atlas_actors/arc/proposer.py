@@ -29,7 +29,7 @@ import anyio.to_thread
 
 from atlas_actors.arc.dsl import OPS, Expr, Program, program_of
 from atlas_actors.arc.registry import SUB_KINDS, K, OneOf, ParamKind
-from atlas_actors.arc.solver import Node, TaskSolver
+from atlas_actors.arc.solver import Node, Stop, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
 
@@ -316,8 +316,8 @@ class DSLProposer:
         got = e.expansions.get(key)
         if got is None:
             node = e.solver.node_for(expr)
-            deadline = time.thread_time() + self.step_seconds
-            got = [] if node is None else e.solver.expand(node, 600, deadline)
+            stop = Stop.after(self.step_seconds)
+            got = [] if node is None else e.solver.expand(node, 600, stop)
             got.sort(key=lambda nd: -nd.score)
             e.expansions[key] = got
             e.solver.nodes.extend(got)

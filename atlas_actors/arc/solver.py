@@ -41,6 +41,43 @@ HELD_OUT_SIMILARITY = 0.9
 :meth:`TaskSolver.held_out`)."""
 
 
+DEEPEN_AFTER = 20_000
+"""Op applications after which the depth limit of :class:`TaskSolver` first rises past
+its ``max_depth`` (then after 4x as many again for each further level)."""
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Stop:
+    """When a search step ends early, besides its budget of op applications: a cap on
+    this thread's CPU time (``time.thread_time()`` value; a safety net for huge grids)
+    and the wall-clock deadline of the search it serves (``time.monotonic()`` value).
+    With neither, a step never reads a clock, so what it finds depends on its budget
+    alone."""
+
+    cpu: float = INF
+    wall: float | None = None
+
+    @classmethod
+    def after(cls, max_seconds: float = INF, deadline: float | None = None) -> Stop:
+        """At most ``max_seconds`` of CPU time from now, and not past ``deadline``."""
+        return cls(INF if max_seconds == INF else time.thread_time() + max_seconds, deadline)
+
+    def passed(self) -> bool:
+        if self.wall is not None and time.monotonic() >= self.wall:
+            return True
+        return self.cpu != INF and time.thread_time() >= self.cpu
+
+    def cpu_left(self) -> float:
+        """CPU seconds left under the cap (infinite without one)."""
+        return INF if self.cpu == INF else self.cpu - time.thread_time()
+
+
+NEVER = Stop()
+"""No clock: a step bounded by its budget alone."""
+
+
 @dataclass
 class Node:
     expr: Expr
@@ -172,7 +209,13 @@ class TaskSolver:
     cache: ApplyCache = field(default_factory=ApplyCache)
     """Op outputs per input grid, shared with the views."""
     max_depth: int = MAX_DEPTH
-    """Longest op chain the enumeration builds."""
+    """Longest op chain the enumeration builds at first."""
+    deepen_after: int | None = DEEPEN_AFTER
+    """Op applications after which the depth limit rises by one, then 4x as many for
+    each next level; the limit also rises whenever no open state is left under it.
+    None keeps ``max_depth`` for good."""
+    parked: list[Node] = field(default_factory=list)
+    """States at the depth limit, expanded once it rises."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -189,6 +232,9 @@ class TaskSolver:
         self.n_train = len(self.targets)
         self._tshapes = [t.shape for t in self.targets]
         self._by_shapes: dict[tuple[str, Any], Any] = {}
+        self.depth_limit = self.max_depth
+        """The current depth limit (see :attr:`deepen_after`)."""
+        self._next_deepen = INF if self.deepen_after is None else float(self.deepen_after)
         root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
         self.seen.add(_key(self.inputs))
         self._check(root)
@@ -197,7 +243,9 @@ class TaskSolver:
     # ------------------------------------------------------------ internals
 
     def _push(self, node: Node) -> None:
-        if node.depth >= self.max_depth:
+        if node.depth >= self.depth_limit:
+            if self.deepen_after is not None:
+                self.parked.append(node)
             return
         node.base = node.score + self._shape_term(node.outs) - 0.15 * node.depth
         self._queue(node)
@@ -218,6 +266,18 @@ class TaskSolver:
                     )
             got = self._by_shapes[("term", shapes)] = 0.2 * shape / len(self.targets)
         return float(got)
+
+    def _deepen(self) -> None:
+        """Raise the depth limit by one when it is due (by applications spent, or no
+        open state is left under it) and some state waits at it."""
+        if not self.parked or (self.frontier and self.applications < self._next_deepen):
+            return
+        self.depth_limit += 1
+        if self.applications >= self._next_deepen:
+            self._next_deepen *= 4
+        waiting, self.parked = self.parked, []
+        for node in waiting:
+            self._push(node)
 
     def _queue(self, node: Node) -> None:
         pri = node.base - DIVERSITY * self.expanded.get(_branch(node.expr), 0)
@@ -502,24 +562,25 @@ class TaskSolver:
             ):
                 self.exact.append(Node(expr, outs, 1.0, base.depth + 1, exact=True))
 
-    def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
+    def expand(self, node: Node, budget: int, stop: Stop = NEVER) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
-        op applications, stopping early at ``deadline`` (``time.thread_time()``: this
-        thread's CPU time)."""
+        op applications, ending early when ``stop`` has passed."""
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         children: list[Node] = []
         used = 0
-        for spec in GENERATED:
+        for i, spec in enumerate(GENERATED):
             if spec.when and not ctx.holds(spec.when):
                 continue
+            if not i & 7 and stop.passed():  # generators alone can take a while
+                return children
             try:
                 arg_list = list(spec.generator(ctx))  # type: ignore[misc]
             except Exception:
                 continue
             op = spec.name
             for args in arg_list:
-                # the CPU clock is a system call: read it every 8th application
-                if used >= budget or (not used & 7 and time.thread_time() > deadline):
+                # the CPU clock is a system call: look every 8th application
+                if used >= budget or (not used & 7 and used and stop.passed()):
                     return children
                 used += 1
                 child = self._apply(node, op, args)
@@ -531,22 +592,27 @@ class TaskSolver:
 
     # ------------------------------------------------------------ public
 
-    def search(self, budget: int, max_seconds: float = 3.0) -> None:
+    def search(self, budget: int, max_seconds: float = 3.0, deadline: float | None = None) -> None:
         """Spend about ``budget`` op applications expanding the best open states.
 
-        ``max_seconds`` is a safety net for huge grids (results are deterministic unless
-        it cuts in)."""
+        ``max_seconds`` (CPU time of this thread) is a safety net for huge grids and
+        ``deadline`` (``time.monotonic()``) the end of the search this step serves:
+        the states found depend on the budget alone unless one of them cuts in."""
+        self.step(budget, Stop.after(max_seconds, deadline))
+
+    def step(self, budget: int, stop: Stop = NEVER) -> None:
+        """:meth:`search` with its limits as one :class:`Stop`."""
         with self.lock:
-            stop = self.applications + budget
-            deadline = time.thread_time() + max_seconds
-            while self.frontier and self.applications < stop and time.thread_time() < deadline:
+            end = self.applications + budget
+            while self.applications < end and not stop.passed():
+                self._deepen()
                 node = self._pop()
                 if node is None:
                     break
-                for child in self.expand(node, 100000, deadline):
+                for child in self.expand(node, 100000, stop):
                     self.nodes.append(child)
                     self._push(child)
-            if not self.exact and self.composes:
+            if not self.exact and self.composes and not stop.passed():
                 self.compose()
 
     def has_alternative(self) -> bool:
@@ -566,10 +632,13 @@ class TaskSolver:
         :func:`_similar` to it."""
         return self.answer(node) != self.answer(first) and not _similar(node.expr, first.expr)
 
-    def search_alternative(self, budget: int, max_seconds: float, step: int = 1000) -> bool:
+    def search_alternative(
+        self, budget: int, max_seconds: float, step: int = 1000, deadline: float | None = None
+    ) -> bool:
         """Search on, in steps of about ``step`` op applications, until
         :meth:`has_alternative`, or ``budget`` applications or ``max_seconds`` of this
-        thread's CPU time are spent; True when an alternative was found.
+        thread's CPU time are spent, or ``deadline`` (``time.monotonic()``) has passed;
+        True when an alternative was found.
 
         A task has two attempts. When the programs that fit the train pairs are one
         reading of them (one program, or it with extra steps), the second attempt would
@@ -580,17 +649,24 @@ class TaskSolver:
             return False
         if self.pinned is None:
             self.pinned = self.solutions()[0]
-        stop = self.applications + budget
-        deadline = time.thread_time() + max_seconds
+        end = self.applications + budget
+        stop = Stop.after(max_seconds, deadline)
         while not self.has_alternative():
-            left = deadline - time.thread_time()
-            if not self.frontier or self.applications >= stop or left <= 0:
+            if not self.open() or self.applications >= end or stop.passed():
                 return False
-            self.search(min(step, stop - self.applications), max_seconds=left)
+            self.step(min(step, end - self.applications), stop)
         return True
 
+    def open(self) -> bool:
+        """Some state is still to be expanded (open, or waiting at the depth limit)."""
+        return bool(self.frontier or self.parked)
+
     def held_out(
-        self, budget: int, max_seconds: float, similarity: float = HELD_OUT_SIMILARITY
+        self,
+        budget: int,
+        max_seconds: float,
+        similarity: float = HELD_OUT_SIMILARITY,
+        deadline: float | None = None,
     ) -> list[Node]:
         """One step of a search for programs that fit every train pair but one and
         nearly fit that one; returns those found in this step.
@@ -601,7 +677,8 @@ class TaskSolver:
         parameters inferred from all pairs (a colour map, a table) come out
         inconsistent, so the right program is never built. With three or more pairs,
         each pair is held out in its own view: an enumeration on the other pairs. A step
-        spends ``budget`` op applications (at most ``max_seconds`` CPU seconds) on the
+        spends ``budget`` op applications (at most ``max_seconds`` CPU seconds, and not
+        past ``deadline``) on the
         view that has had the least so far; of the programs it finds exact on the other
         pairs, those whose output for the held-out input has the right shape and at
         least ``similarity`` of its cells right are returned, scored on all pairs (the
@@ -615,13 +692,13 @@ class TaskSolver:
                 rest = [p for j, p in enumerate(self.train) if j != i]
                 tests = [self.train[i][0], *self.test_inputs]
                 self.views.append(TaskSolver(rest, tests, composes=False, cache=self.cache))
-        open_views = [(v.applications, i) for i, v in enumerate(self.views) if v.frontier]
+        open_views = [(v.applications, i) for i, v in enumerate(self.views) if v.open()]
         if not open_views:
             return []
         i = min(open_views)[1]
         view = self.views[i]
         before = len(view.exact)
-        view.search(budget, max_seconds=max_seconds)
+        view.search(budget, max_seconds=max_seconds, deadline=deadline)
         want = self.targets[i]
         found: list[Node] = []
         for node in view.exact[before:]:  # the ones this step found
