@@ -17,6 +17,7 @@ from atlas_actors.config import (
     RouterConfig,
     SWESearchConfig,
 )
+from atlas_actors.domains import BUILTIN_DOMAINS  # noqa: F401  (importing registers them)
 from atlas_actors.environments import (
     DomainSpec,
     Evaluator,
@@ -51,7 +52,10 @@ from atlas_actors.errors import (
     SandboxTimeout,
 )
 from atlas_actors.search.base import Proposer, Scorer
+from atlas_actors.search.discriminator import Discriminator
+from atlas_actors.search.mcts import SWESearch
 from atlas_actors.search.mind_evolution import MindEvolutionSearch, SearchResult
+from atlas_actors.search.router import EnhancedTaskRouter
 from atlas_actors.search.solve import solve_task
 from atlas_actors.types import (
     Candidate,
@@ -66,14 +70,9 @@ if TYPE_CHECKING:
     from atlas_actors.actors import DiscriminatorPool, Engine, EnvironmentPool, SearchCoordinator
     from atlas_actors.arc import DSLProposer, Program, compile_program
     from atlas_actors.arc.environment import ARCEnvironment
-    from atlas_actors.llm import (
-        LLMClient,
-        LLMProgramProposer,
-        LLMScorer,
-        Usage,
-        make_llm_proposer,
-        make_llm_scorer,
-    )
+    from atlas_actors.arc.judge import LLMScorer, make_llm_scorer
+    from atlas_actors.arc.llm_proposer import LLMProgramProposer, make_llm_proposer
+    from atlas_actors.llm import LLMClient, Usage
     from atlas_actors.sandbox import (
         ProgramRunner,
         RunResult,
@@ -101,10 +100,10 @@ _LAZY = {
     "load_instances": "atlas_actors.swe.instances",
     "grade_predictions": "atlas_actors.swe.evaluate",
     "LLMClient": "atlas_actors.llm",
-    "LLMProgramProposer": "atlas_actors.llm",
-    "LLMScorer": "atlas_actors.llm",
-    "make_llm_proposer": "atlas_actors.llm",
-    "make_llm_scorer": "atlas_actors.llm",
+    "LLMProgramProposer": "atlas_actors.arc.llm_proposer",
+    "LLMScorer": "atlas_actors.arc.judge",
+    "make_llm_proposer": "atlas_actors.arc.llm_proposer",
+    "make_llm_scorer": "atlas_actors.arc.judge",
     "Usage": "atlas_actors.llm",
     "ProgramRunner": "atlas_actors.sandbox",
     "RunResult": "atlas_actors.sandbox",
@@ -131,12 +130,14 @@ __all__ = [
     "Candidate",
     "ConfigError",
     "DSLProposer",
+    "Discriminator",
     "DiscriminatorPool",
     "DockerError",
     "DockerTimeout",
     "DomainSpec",
     "Engine",
     "EngineConfig",
+    "EnhancedTaskRouter",
     "EnvironmentNotReady",
     "EnvironmentPool",
     "Evaluator",
@@ -165,6 +166,7 @@ __all__ = [
     "RunResult",
     "SWEEnvironment",
     "SWEInstance",
+    "SWESearch",
     "SWESearchConfig",
     "SandboxError",
     "SandboxResult",

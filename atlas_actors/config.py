@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from atlas_actors.environments.registry import get_domain
 from atlas_actors.types import Strategy
 
 
@@ -80,6 +81,11 @@ class SWESearchConfig(_Config):
     discriminator_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     """A new node whose value estimate is at least this gets a rollout
     (``Discriminator.should_rollout``): only the promising nodes pay for one."""
+    rollout_top_fraction: float | None = Field(default=None, gt=0.0, le=1.0)
+    """The seed's rule instead of ``discriminator_threshold``: a new node gets a rollout
+    when its estimate is at least the tree's ``ceil(fraction · nodes)``-th best (the
+    seed: the top 10-20%). None: the absolute threshold (docs/swe-search.md compares the
+    two)."""
     time_limit_s: float | None = Field(default=None, gt=0.0)
     """Budget: seconds of wall time for one ``search`` call (None = no cap). Expansions
     running when it passes are cut off; what had completed is kept."""
@@ -245,19 +251,33 @@ class EngineConfig(_Config):
     package to the workers (runtime_env ``py_modules``)."""
     environment_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     """Constructor options per task domain for the environments the actors hold,
-    e.g. ``{"arc": {"dataset": "kaggle2025"}}``."""
+    e.g. ``{"<domain>": {"dataset": "..."}}``."""
     proposer_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    """Options per task domain for the domain's proposer factory, e.g.
-    ``{"swe": {"mode": "hybrid"}}``."""
-    environment_cache: dict[str, int] = Field(default_factory=lambda: {"swe": 4})
-    """Environments (tasks) each actor keeps ready per domain; domains not listed keep
-    64. SWE keeps 4: an actor holds a container for each of the few tasks whose tree
-    searches it serves at once (the pool prefers actors that hold a task's container)."""
-    sticky_domains: list[str] = Field(default_factory=lambda: ["swe"])
+    """Options per task domain for the domain's proposer factory, checked by the
+    domain's options model (``DomainSpec.options``), e.g. ``{"<domain>": {"mode":
+    "hybrid"}}``."""
+
+    @field_validator("proposer_options")
+    @classmethod
+    def _check_proposer_options(cls, value: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each registered domain's options, as its options model reads them."""
+        out = {}
+        for domain, options in value.items():
+            spec = get_domain(domain)
+            out[domain] = options if spec is None else spec.check_options(options)
+        return out
+
+    environment_cache: dict[str, int] = Field(default_factory=dict)
+    """Environments (tasks) each actor keeps ready, per domain, over the domain's own
+    preference (``DomainSpec.environment_cache``; 64 when it has none). A container
+    domain keeps few: an actor holds one for each of the few tasks whose tree searches
+    it serves at once (the pool prefers actors that hold a task's environment)."""
+    sticky_domains: list[str] | None = None
     """Domains whose environment calls wait for an actor that already holds the task's
-    environment rather than start it on another (an SWE container takes seconds and
-    memory to start), unless the other actor is idle and no waiting call wants it. []:
-    every call goes to the least-loaded actor."""
+    environment rather than start it on another (a container takes seconds and memory
+    to start), unless the other actor is idle and no waiting call wants it. None: the
+    domains whose spec asks for it (``DomainSpec.sticky``); []: every call goes to the
+    least-loaded actor."""
     memory: str | None = None
     """Path of the experience store (SQLite) the coordinator routes tasks with and
     records finished tasks in; None: no memory (every task routed by its domain)."""

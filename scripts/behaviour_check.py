@@ -14,8 +14,6 @@ with that checkout first on ``PYTHONPATH``)::
     ... change the code ...
     python scripts/behaviour_check.py record --out runs/behaviour/after
     python scripts/behaviour_check.py compare runs/behaviour/before runs/behaviour/after
-
-Wall time: about 20 minutes at the default budget with two workers on two cores.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ import statistics
 import time
 from typing import Any
 
+from benchkit import add_json_flag, print_table, write_json
+
 from atlas_actors.arc.environment import dataset_task_ids
 from atlas_actors.arc.proposer import task_grids
 from atlas_actors.arc.solver import APPLY_CACHE_SIZE, ApplyCache, TaskSolver
@@ -53,6 +55,7 @@ def main() -> int:
     p.add_argument("--search", type=int, default=1500, help="full-search op applications")
     p.add_argument("--steps", type=int, default=4, help="held-out steps per task")
     p.add_argument("--step", type=int, default=1000, help="op applications per held-out step")
+    add_json_flag(p)
     args = p.parse_args()
     tasks = []
     for tid in dataset_task_ids("arc", "train"):
@@ -79,10 +82,30 @@ def main() -> int:
             return 1
         print(f"round {r + 1}: off {times['off'][-1]:.1f} s, on {times['on'][-1]:.1f} s")
     off, on = statistics.median(times["off"]), statistics.median(times["on"])
-    print(
-        f"{len(tasks)} tasks, {args.search} + {args.steps}x{args.step} applications each: "
-        f"no cache {off:.1f} s, cache {on:.1f} s (median of {args.rounds}), "
-        f"{off / on:.2f}x; {share:.0%} of op-on-grid lookups answered by the cache"
+    print_table(
+        ["tasks", "applications each", "no cache s", "cache s", "speed-up", "cache answers"],
+        [
+            [
+                str(len(tasks)),
+                f"{args.search} + {args.steps}x{args.step}",
+                f"{off:.1f}",
+                f"{on:.1f}",
+                f"{off / on:.2f}x",
+                f"{share:.0%}",
+            ]
+        ],
+        title=f"op-output cache, CPU seconds (median of {args.rounds} rounds)",
+    )
+    write_json(
+        args.json,
+        {
+            "tasks": len(tasks),
+            "times": times,
+            "off": off,
+            "on": on,
+            "ratio": off / on,
+            "cache_share": share,
+        },
     )
     return 0
 

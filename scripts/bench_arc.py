@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchkit import add_json_flag, print_table, write_json
+
 from atlas_actors.arc.environment import dataset_task_ids
 from atlas_actors.cli import main as cli_main
 from atlas_actors.cli import summarize
@@ -76,6 +78,7 @@ def main() -> int:
     p.add_argument("--out", default="runs/bench-arc", help="output folder")
     p.add_argument("--resume", action="store_true", help="continue an interrupted benchmark")
     p.add_argument("--seed", type=int, default=0)
+    add_json_flag(p)
     args = p.parse_args()
 
     rows = []
@@ -119,16 +122,21 @@ def main() -> int:
         s["label"], s["wall"] = label, time.monotonic() - start
         rows.append(s)
 
-    print()
-    head = f"{'split':<16} {'solved (pass@2)':>20} {'median s':>9} {'p90 s':>7}"
-    print(f"{head} {'evals/s':>9} {'wall s':>8}")
+    table = []
     for s in rows:
         pct = 100 * s["solved"] / max(1, s["verifiable"])
-        print(
-            f"{s['label']:<16} {s['solved']:>5} / {s['verifiable']:<4} ({pct:5.1f}%) "
-            f"{s['median_seconds']:>9.2f} {s['p90_seconds']:>7.2f} "
-            f"{s['evaluations_per_second']:>9.0f} {s['wall']:>8.0f}"
+        table.append(
+            [
+                s["label"],
+                f"{s['solved']} / {s['verifiable']} ({pct:.1f}%)",
+                f"{s['median_seconds']:.2f}",
+                f"{s['p90_seconds']:.2f}",
+                f"{s['evaluations_per_second']:.0f}",
+                f"{s['wall']:.0f}",
+            ]
         )
+    print_table(["split", "solved (pass@2)", "median s", "p90 s", "evals/s", "wall s"], table)
+    write_json(args.json, rows)
     return 0
 
 

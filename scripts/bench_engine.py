@@ -32,6 +32,7 @@ from typing import Any
 
 import anyio
 import ray
+from benchkit import add_json_flag, print_table, write_json
 
 from atlas_actors.actors import EnvironmentPool
 from atlas_actors.arc import DSLProposer, Program
@@ -196,15 +197,17 @@ async def overhead(calls: int = 400) -> dict[str, float]:
     }
 
 
-def line(name: str, r: Result, base: Result | None, one: Result | None) -> str:
-    parts = [f"{name:<30} {r.rate:8.1f} evals/s"]
-    parts.append(f"{r.rate / base.rate:5.2f}x in-process" if base else " " * 16)
-    parts.append(f"{r.rate / one.rate:5.2f}x 1 actor" if one else " " * 13)
-    parts.append(f"{r.cpu_ms:6.2f} CPU ms/eval")
-    parts.append(f"{r.rate * r.cpu_ms / 1e3:4.2f} cores busy")
-    if base:
-        parts.append(f"({r.cpu_ms / base.cpu_ms:4.2f}x in-process CPU)")
-    return "  ".join(parts)
+def row(name: str, r: Result, base: Result | None, one: Result | None) -> list[str]:
+    """One mode's figures: rate, against in-process and one actor, CPU per evaluation."""
+    return [
+        name,
+        f"{r.rate:.1f}",
+        f"{r.rate / base.rate:.2f}x" if base else "",
+        f"{r.rate / one.rate:.2f}x" if one else "",
+        f"{r.cpu_ms:.2f}",
+        f"{r.rate * r.cpu_ms / 1e3:.2f}",
+        f"{r.cpu_ms / base.cpu_ms:.2f}x" if base else "",
+    ]
 
 
 async def bench(args: argparse.Namespace) -> None:
@@ -270,24 +273,40 @@ async def bench(args: argparse.Namespace) -> None:
             cluster.shutdown()  # type: ignore[no-untyped-call]
 
     for kind, r in results.items():
-        print(
-            f"\n[{kind}]"
-            + (
-                " (Python source in the bubblewrap runner)"
-                if kind == "python"
-                else " (DSL programs, in the actor's process)"
-            )
-        )
         base, single = r["in-process"], r.get("1 actor")
-        for name, value in r.items():
-            print(
-                line(
+        print_table(
+            [
+                "mode",
+                "evals/s",
+                "vs in-process",
+                "vs 1 actor",
+                "CPU ms/eval",
+                "cores busy",
+                "CPU vs in-process",
+            ],
+            [
+                row(
                     name,
                     value,
                     base if name != "in-process" else None,
                     single if name not in ("in-process", "1 actor") else None,
                 )
-            )
+                for name, value in r.items()
+            ],
+            title=f"[{kind}] "
+            + (
+                "(Python source in the bubblewrap runner)"
+                if kind == "python"
+                else "(DSL programs, in the actor's process)"
+            ),
+        )
+    write_json(
+        args.json,
+        {
+            "results": {k: {n: vars(v) for n, v in r.items()} for k, r in results.items()},
+            "actor_boundary": ov,
+        },
+    )
     print(
         f"\nactor boundary: round trip {ov['round_trip_ms']:.2f} ms per 1-solution batch "
         f"(sequential), {ov['pipelined_ms']:.2f} ms pipelined (8 in flight); "
@@ -322,6 +341,7 @@ def main() -> None:
         "--nice", type=int, default=15, help="niceness of this process (Ray workers: 15)"
     )
     p.add_argument("--python-only", action="store_true", help="only the Python-source workload")
+    add_json_flag(p)
     anyio.run(bench, p.parse_args())
 
 

@@ -30,6 +30,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
+from benchkit import add_json_flag, print_table, write_json
 
 from atlas_actors.config import LLMConfig
 from atlas_actors.llm.client import LLMClient
@@ -177,29 +178,25 @@ async def bench(scenarios: list[Scenario], runs: int) -> list[dict[str, Any]]:
     return rows
 
 
-def _table(rows: list[dict[str, Any]]) -> None:
-    cols = [
-        ("scenario", 18),
-        ("backend", 7),
-        ("C", 5),
-        ("L_ms", 5),
-        ("requests", 8),
-        ("req_per_s", 9),
-        ("limit_C_over_L", 14),
-        ("fraction", 8),
-        ("completed_all", 13),
-        ("retries", 7),
-        ("server_max_in_flight", 20),
-        ("client_cpu_ms_per_req", 21),
-        ("max_req_per_s_per_core", 22),
-        ("client_cpu_share", 16),
-        ("server_cpu_ms_per_req", 21),
-        ("load_avg_1m", 11),
-    ]
-    print()
-    print(" ".join(name.rjust(w) for name, w in cols))
-    for r in rows:
-        print(" ".join(str(r[name]).rjust(w) for name, w in cols))
+COLUMNS = (
+    "scenario",
+    "backend",
+    "C",
+    "L_ms",
+    "requests",
+    "req_per_s",
+    "limit_C_over_L",
+    "fraction",
+    "completed_all",
+    "retries",
+    "server_max_in_flight",
+    "client_cpu_ms_per_req",
+    "max_req_per_s_per_core",
+    "client_cpu_share",
+    "server_cpu_ms_per_req",
+    "load_avg_1m",
+)
+"""The figures of a scenario the table shows (the JSON output has them all)."""
 
 
 def main() -> None:
@@ -224,6 +221,7 @@ def main() -> None:
         default="direct,aiohttp",
         help="HTTP paths to compare (http_backend: direct, aiohttp, httpx)",
     )
+    add_json_flag(p)
     args = p.parse_args()
     c, lat, n = args.concurrency, args.latency, args.requests
     scenarios: list[Scenario] = []
@@ -257,7 +255,8 @@ def main() -> None:
                 )
             )
     rows = anyio.run(bench, scenarios, args.runs)
-    _table(rows)
+    print_table(COLUMNS, [[str(r[name]) for name in COLUMNS] for r in rows])
+    write_json(args.json, rows)
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -155,7 +156,7 @@ def main() -> int:
     p.add_argument("--budget", type=int, default=1000, help="evaluations per task, (c)")
     p.add_argument("--processes", type=int, default=2)
     p.add_argument("--parts", default="abc", help="which parts to run (default: abc)")
-    p.add_argument("--json", type=Path)
+    add_json_flag(p)
     args = p.parse_args()
     out: dict[str, Any] = {"args": vars(args) | {"json": str(args.json)}}
     train = dataset_task_ids("arc", "train")[: args.train]
@@ -196,9 +197,26 @@ def main() -> int:
             }
             out["c"] = {name: totals(run_all(jobs, args.processes)) for name, jobs in arms.items()}
             print("c", json.dumps(out["c"]), flush=True)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=1))
+    arms = [("a", "first", out["a"]["first"]), ("a", "second", out["a"]["second"])]
+    arms += [("b", name, t) for name, t in out.get("b", {}).items()]
+    arms += [("c", name, t) for name, t in out.get("c", {}).items()]
+    print_table(
+        ["part", "arm", "tasks", "solved", "evaluations per solved", "median evaluations"],
+        [
+            [
+                part,
+                name,
+                t["tasks"],
+                t["solved"],
+                t["evaluations_per_solved"],
+                t["median_evaluations_solved"],
+            ]
+            for part, name, t in arms
+        ],
+        title=f"experience memory (part a: {out['a'].get('ratio') or 0:.1f}x fewer evaluations "
+        "per solved task the second time)",
+    )
+    write_json(args.json, out)
     return 0
 
 

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from benchkit import add_json_flag, print_table, write_json
 
 from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.memory import MemorySystem
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=20, help="warm queries timed")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--keep", action="store_true", help="keep the store file")
+    add_json_flag(ap)
     args = ap.parse_args()
 
     ids = dataset_task_ids("arc", "train")
@@ -86,13 +88,27 @@ def main() -> None:
         best = found[0][1] if found else 0.0
     if not args.keep:
         shutil.rmtree(folder)
-    print(f"stored {count} ARC experiences in {stored_s:.1f} s ({size_mb:.1f} MB)")
-    print(f"cold query: {cold[0] * 1000:.0f} ms wall, {cold[1] * 1000:.0f} ms CPU")
-    print(
-        f"warm query (median of {len(warm)}): "
-        f"{statistics.median(x[0] for x in warm) * 1000:.1f} ms wall, "
-        f"{statistics.median(x[1] for x in warm) * 1000:.1f} ms CPU "
-        f"(last query's best similarity {best:.2f})"
+    warm_wall = statistics.median(x[0] for x in warm)
+    warm_cpu = statistics.median(x[1] for x in warm)
+    print_table(
+        ["query", "wall ms", "CPU ms"],
+        [
+            ["cold (the first in a process)", f"{cold[0] * 1000:.0f}", f"{cold[1] * 1000:.0f}"],
+            [f"warm (median of {len(warm)})", f"{warm_wall * 1000:.1f}", f"{warm_cpu * 1000:.1f}"],
+        ],
+        title=f"stored {count} ARC experiences in {stored_s:.1f} s ({size_mb:.1f} MB); "
+        f"last query's best similarity {best:.2f}",
+    )
+    write_json(
+        args.json,
+        {
+            "experiences": count,
+            "store_seconds": stored_s,
+            "store_mb": size_mb,
+            "cold": {"wall_s": cold[0], "cpu_s": cold[1]},
+            "warm": {"wall_s": warm_wall, "cpu_s": warm_cpu, "queries": len(warm)},
+            "best_similarity": best,
+        },
     )
 
 

@@ -6,6 +6,12 @@ instances (medians of several runs).
     scripts/build-base-image && scripts/build-swe-examples
     python scripts/bench_repair_loop.py [--examples textkit exprcalc] [--runs 3]
         [--backend docker|bubblewrap] [--sizes 1 16 64] [--verify 5] [--json out.json]
+        [--root tests/data/runtime]
+
+``--root`` takes the instances from another folder in the examples' format: the test
+instance ``measures`` in ``tests/data/runtime`` has a ``conftest.py`` that imports the
+package, so every mutant changes code the prepared session imported (build its image
+first: ``python -m atlas_actors.swe.build build-examples --root tests/data/runtime``).
 
 Per example it prints:
   1. fault-localisation seconds (a fresh cache each run: coverage run + plain run) and the
@@ -25,7 +31,6 @@ most fail their first test, a few pass. The containers have one CPU (the default
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -36,11 +41,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from atlas_actors.swe.environment import SWEEnvironment
-from atlas_actors.swe.instances import SWEInstance, load_example_instances
+from atlas_actors.swe.instances import EXAMPLES_DIR, SWEInstance, load_example_instances
 from atlas_actors.swe.repair.batch import BatchEvaluator
 from atlas_actors.swe.repair.localize import Localization, LocalizationCache, localize
 
@@ -189,15 +195,37 @@ async def main() -> int:
     ap.add_argument("--min-evals", type=int, default=4, help="evaluations per run at size 1")
     ap.add_argument("--verify", type=int, default=5, help="full verifies per run")
     ap.add_argument("--backend", choices=["docker", "bubblewrap"], default="docker")
-    ap.add_argument("--json", default=None, help="write the figures here")
+    add_json_flag(ap)
+    ap.add_argument(
+        "--root", type=Path, default=EXAMPLES_DIR, help="instances folder (default: examples)"
+    )
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     rows = []
-    instances = await anyio.to_thread.run_sync(load_example_instances, args.examples)
+    instances = await anyio.to_thread.run_sync(
+        lambda: load_example_instances(args.examples, root=args.root)
+    )
     for inst in instances:
         rows.append(await bench_example(inst.repo.split("/")[-1], inst, args))
-    if args.json:
-        await anyio.Path(args.json).write_text(json.dumps(rows, indent=2))
+    print_table(
+        ["example", "FL s", "FL CPU s", "gold rank", "mutants"]
+        + [f"batch {n} evals/CPU-s" for n in args.sizes]
+        + ["full verifies/s"],
+        [
+            [
+                r["example"],
+                f"{r['fl_seconds']:.2f}",
+                f"{r['fl_cpu_seconds']:.2f}",
+                r["gold_rank"],
+                r["mutants"],
+                *(f"{r['batch'][n]['evals_per_cpu_s']:.1f}" for n in args.sizes),
+                f"{r['verify_evals_per_s']:.2f}" if r["verify_evals_per_s"] else None,
+            ]
+            for r in rows
+        ],
+        title=f"offline repair's fast screen (medians of {args.runs} runs)",
+    )
+    await anyio.to_thread.run_sync(write_json, args.json, rows)
     return 0
 
 

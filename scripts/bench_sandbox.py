@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchkit import add_json_flag, print_table, write_json
+
 from atlas_actors.sandbox import ProgramRunner, run_in_bubblewrap_sync
 
 SOURCE = "def transform(grid):\n    return [row[::-1] for row in grid]\n"
@@ -71,6 +73,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5, help="repetitions (median is reported)")
     ap.add_argument("--jobs", type=int, default=300, help="jobs per repetition (exec, runner)")
     ap.add_argument("--bwrap-jobs", type=int, default=10, help="jobs per repetition (bwrap)")
+    add_json_flag(ap)
     a = ap.parse_args()
     rates: dict[str, list[float]] = {"exec": [], "runner": [], "bwrap": []}
     with tempfile.TemporaryDirectory() as tmp, ProgramRunner(timeout_s=2.0) as runner:
@@ -84,13 +87,17 @@ def main() -> None:
             rates["runner"].append(bench_runner(runner, a.jobs))
             rates["bwrap"].append(bench_bwrap(work, a.bwrap_jobs))
     med = {k: statistics.median(v) for k, v in rates.items()}
-    print(f"jobs of {len(GRIDS)} grids 10x10, median of {a.reps} repetitions")
-    print(f"{'mode':<8} {'jobs/s':>10} {'ms/job':>9}   all repetitions (jobs/s)")
-    for k, v in med.items():
-        reps = ", ".join(f"{x:.0f}" for x in rates[k])
-        print(f"{k:<8} {v:>10.1f} {1000 / v:>9.3f}   {reps}")
+    print_table(
+        ["mode", "jobs/s", "ms/job", "all repetitions (jobs/s)"],
+        [
+            [k, f"{v:.1f}", f"{1000 / v:.3f}", ", ".join(f"{x:.0f}" for x in rates[k])]
+            for k, v in med.items()
+        ],
+        title=f"jobs of {len(GRIDS)} grids 10x10, median of {a.reps} repetitions",
+    )
     print(f"exec / runner  = {med['exec'] / med['runner']:.1f}x  (goal <= 3x)")
     print(f"runner / bwrap = {med['runner'] / med['bwrap']:.1f}x  (goal >= 20x)")
+    write_json(a.json, {"median_jobs_per_s": med, "repetitions": rates})
 
 
 if __name__ == "__main__":

@@ -18,7 +18,10 @@ caches do not carry over.
     .venv/bin/python scripts/bench_search.py                    # every 8th task, 3000 apps, 3 runs
     .venv/bin/python scripts/bench_search.py --against /tmp/old --runs 3
     .venv/bin/python scripts/bench_search.py --budget 60000 --step 40   # long searches: memory
-    .venv/bin/python scripts/bench_search.py --profile          # where the time goes, by category
+    .venv/bin/python scripts/bench_search.py --profile          # where the time goes (cProfile)
+    .venv/bin/python scripts/bench_search.py --top-ops 10       # and which ops take it
+
+Tables and ``--json FILE`` come from ``benchkit`` like every bench script's.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from benchkit import add_json_flag, print_table, write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 
 WORKER = r"""
@@ -40,7 +45,16 @@ from atlas_actors.arc import solver as S
 from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.types import Task
 
-step, budget, depth = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+step, budget, depth, by_op = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], {}
+if sys.argv[4:] == ["by-op"]:  # time each op application (slows the run a little)
+    plain = S.TaskSolver._apply
+    def timed(self, node, op, args):
+        t0 = time.perf_counter()
+        try:
+            return plain(self, node, op, args)
+        finally:
+            by_op[op] = by_op.get(op, 0.0) + time.perf_counter() - t0
+    S.TaskSolver._apply = timed
 tasks = []
 for tid in dataset_task_ids("arc", "train")[::step]:
     task = Task(id=tid, domain="arc", context={"arc_task_id": tid, "split": "train"})
@@ -71,7 +85,7 @@ for tid, train, tests in tasks:
         digest.update(b"exact" + repr(node.expr).encode())
 print(json.dumps({
     "file": S.__file__, "seconds": seconds, "applications": apps, "new": new,
-    "digest": digest.hexdigest(), "depths": depths,
+    "digest": digest.hexdigest(), "depths": depths, "by_op": by_op,
     "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
 }))
 """
@@ -82,7 +96,8 @@ def run_build(root: Path, args: argparse.Namespace) -> dict[str, Any]:
     env = dict(os.environ)
     env["PYTHONPATH"] = str(root)
     out = subprocess.run(
-        [sys.executable, "-c", WORKER, str(args.step), str(args.budget), args.depth],
+        [sys.executable, "-c", WORKER, str(args.step), str(args.budget), args.depth,
+         *(["by-op"] if args.top_ops else [])],
         env=env, cwd=root, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return json.loads(out.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
@@ -116,7 +131,8 @@ def main() -> int:
     p.add_argument("--against", type=Path, help="another checkout to run side by side")
     p.add_argument("--profile", action="store_true", help="cProfile one pass instead")
     p.add_argument("--top", type=int, default=30, help="functions to list with --profile")
-    p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--top-ops", type=int, default=0, help="also list the N ops taking most time")
+    add_json_flag(p)
     args = p.parse_args()
     if args.profile:
         profile(args)
@@ -140,7 +156,12 @@ def main() -> int:
             )
     summary: dict[str, Any] = {}
     for name, rs in rows.items():
+        by_op: dict[str, float] = {}
+        for r in rs:
+            for op, t in r.get("by_op", {}).items():
+                by_op[op] = by_op.get(op, 0.0) + t
         summary[name] = {
+            "root": str(builds[name]),
             "applications_per_s": statistics.median(r["applications"] / r["seconds"] for r in rs),
             "new_states_per_s": statistics.median(r["new"] / r["seconds"] for r in rs),
             "new_share": statistics.median(r["new"] / r["applications"] for r in rs),
@@ -148,29 +169,46 @@ def main() -> int:
             "depths": rs[0]["depths"],
             "digest": rs[0]["digest"],
             "deterministic": len({r["digest"] for r in rs}) == 1,
+            "op_seconds": dict(sorted(by_op.items(), key=lambda kv: -kv[1])),
         }
+    builds_summary = dict(summary)
+    print_table(
+        ["build", "applications/s", "new states/s", "new", "peak RSS MB", "same every run"],
+        [
+            [
+                name,
+                f"{s['applications_per_s']:.0f}",
+                f"{s['new_states_per_s']:.0f}",
+                f"{s['new_share']:.1%}",
+                f"{s['peak_rss_mb']:.0f}",
+                str(s["deterministic"]),
+            ]
+            for name, s in builds_summary.items()
+        ],
+        title=f"median of {args.runs} runs, budget {args.budget}, every {args.step}th task",
+    )
+    for name, s in builds_summary.items():
+        print(f"{name}: {s['root']}; states by depth {s['depths']}")
+        if args.top_ops and s["op_seconds"]:
+            spent = sum(s["op_seconds"].values())
+            print_table(
+                ["op", "share of op time"],
+                [
+                    [op, f"{t / spent:.1%}"]
+                    for op, t in list(s["op_seconds"].items())[: args.top_ops]
+                ],
+                title=f"op time by op ({name}, all runs, {spent:.1f} s in op applications)",
+            )
     if "against" in summary:
         a, b = summary["this"], summary["against"]
         summary["speedup"] = a["applications_per_s"] / b["applications_per_s"]
         summary["same_states"] = a["digest"] == b["digest"]
-    if args.json:
-        print(json.dumps(summary, indent=1))
-    else:
-        for name, s in summary.items():
-            if not isinstance(s, dict):
-                continue
-            print(
-                f"{name:8s} median {s['applications_per_s']:.0f} applications/s, "
-                f"{s['new_states_per_s']:.0f} new states/s, {s['new_share']:.1%} new, "
-                f"peak RSS {s['peak_rss_mb']:.0f} MB, depths {s['depths']}, "
-                f"same states every run: {s['deterministic']}"
-            )
-        if "speedup" in summary:
-            print(
-                f"speed-up {summary['speedup']:.2f}x; same states in the same order: "
-                f"{summary['same_states']}"
-            )
-    ok = all(s["deterministic"] for s in summary.values() if isinstance(s, dict))
+        print(
+            f"speed-up {summary['speedup']:.2f}x; same states in the same order: "
+            f"{summary['same_states']}"
+        )
+    write_json(args.json, summary)
+    ok = all(s["deterministic"] for s in builds_summary.values())
     return 0 if ok and summary.get("same_states", True) else 1
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -36,7 +37,7 @@ from atlas_actors.sandbox.docker import ContainerLimits, DockerClient
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.evaluate import grade_predictions
 from atlas_actors.swe.instances import SWEInstance, load_example_instances
-from atlas_actors.swe.workspace import DockerWorkspace
+from atlas_actors.swe.workspace import DockerWorkspace, reset_command
 
 TEST_CMD = "python3 -m pytest -rA -p no:cacheprovider {files}"
 
@@ -45,9 +46,10 @@ def med(xs: list[float]) -> float:
     return statistics.median(xs)
 
 
-def fmt(xs: list[float]) -> str:
-    lo, hi = min(xs) * 1000, max(xs) * 1000
-    return f"median {med(xs) * 1000:7.0f} ms  (min {lo:.0f}, max {hi:.0f}, n={len(xs)})"
+def timing_row(name: str, xs: list[float]) -> list[str]:
+    """A latency figure: median, min and max in ms, and the number of runs."""
+    return [name, f"{med(xs) * 1000:.0f}", f"{min(xs) * 1000:.0f}", f"{max(xs) * 1000:.0f}",
+            str(len(xs))]  # fmt: skip
 
 
 async def timed(fn: Callable[[], Awaitable[Any]]) -> float:
@@ -92,7 +94,7 @@ async def bench_verify(
         await ws.write_file("/atlas_io/gold.diff", inst.patch.encode())
         await ws.write_file("/atlas_io/tests.diff", inst.test_patch.encode())
         r = await ws.run(
-            f"git reset -q --hard {inst.base_commit} && git clean -fdxq && "
+            f"{reset_command(inst.base_commit)} && "
             "git apply /atlas_io/gold.diff && git apply /atlas_io/tests.diff",
             timeout_s=60,
         )
@@ -185,21 +187,30 @@ async def main() -> int:
     ap.add_argument("--repeats", type=int, default=3, help="throughput runs per configuration")
     ap.add_argument("--no-pool", action="store_true", help="use LocalEvaluators, not Ray actors")
     ap.add_argument("--no-bubblewrap", action="store_true")
+    add_json_flag(ap)
     args = ap.parse_args()
 
     insts = load_example_instances()
     textkit = next(i for i in insts if i.repo.endswith("textkit"))
     print(f"SWE benchmark on the example instances ({len(insts)}), {os.cpu_count()} cores")
 
+    figures: dict[str, Any] = {}
     start = await bench_start(textkit, args.runs)
-    print(f"container start-to-ready            {fmt(start)}")
+    figures["container_start_s"] = start
+    timings = [timing_row("container start-to-ready", start)]
 
     backends = ["docker"] + ([] if args.no_bubblewrap else ["bubblewrap"])
+    overheads = []
     for backend in backends:
         v, d = await bench_verify(textkit, backend, args.runs)
-        print(f"[{backend:10}] verify (gold patch)   {fmt(v)}")
-        print(f"[{backend:10}] same tests, direct    {fmt(d)}")
-        print(f"[{backend:10}] overhead verify/direct = {med(v) / med(d):.2f}x (target <= 1.3x)")
+        figures[backend] = {"verify_s": v, "direct_s": d, "overhead": med(v) / med(d)}
+        timings += [
+            timing_row(f"[{backend}] verify (gold patch)", v),
+            timing_row(f"[{backend}] same tests, direct", d),
+        ]
+        overheads.append([backend, f"{med(v) / med(d):.2f}x"])
+    print_table(["latency", "median ms", "min ms", "max ms", "runs"], timings)
+    print_table(["backend", "verify / direct (target <= 1.3x)"], overheads)
 
     make = None if args.no_pool else pool_factory()
     kind = "Ray EnvironmentPool actors" if make is not None else "in-process LocalEvaluators"
@@ -212,10 +223,13 @@ async def main() -> int:
         ]
     r1, r2 = med(rates[1]), med(rates[2])
     n = args.rounds * len(insts)
-    print(
-        f"graded instances/min ({kind}): 1 env {r1:.1f}  |  2 envs {r2:.1f}  |  "
-        f"speed-up {r2 / r1:.2f}x  (medians of {args.repeats} runs of {n} gradings)"
+    print_table(
+        ["environments", "graded instances/min", "speed-up"],
+        [["1", f"{r1:.1f}", ""], ["2", f"{r2:.1f}", f"{r2 / r1:.2f}x"]],
+        title=f"throughput ({kind}; medians of {args.repeats} runs of {n} gradings)",
     )
+    figures["throughput"] = {"kind": kind, "per_min": rates, "gradings_per_run": n}
+    write_json(args.json, figures)
     return 0
 
 

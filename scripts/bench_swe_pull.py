@@ -23,7 +23,6 @@ Prints, as medians of ``--runs`` runs:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -34,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchkit import add_json_flag, print_table, write_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -155,7 +155,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="runs per figure (median; default 3)")
     ap.add_argument("--copies", type=int, default=2, help="copies of each example (default 2)")
-    ap.add_argument("--json", type=Path, help="also write the figures here")
+    add_json_flag(ap)
     args = ap.parse_args()
 
     main_host = resolve_docker_host()
@@ -209,8 +209,20 @@ def main() -> int:
                 )
         finally:
             runtime.shutdown()
-        if args.json:
-            args.json.write_text(json.dumps(figures, indent=2) + "\n")
+        print_table(
+            ["actors", "instances", "cold (pulled) /min", "warm (present) /min"],
+            [
+                [
+                    str(w),
+                    str(len(many)),
+                    f"{figures[f'actors_{w}']['cold']['per_min']:.1f}",
+                    f"{figures[f'actors_{w}']['warm']['per_min']:.1f}",
+                ]
+                for w in (1, 2)
+            ],
+            title=f"graded instances per minute (median of {args.runs} runs)",
+        )
+        write_json(args.json, figures)
     finally:
         reg.stop()
         if bench_host:

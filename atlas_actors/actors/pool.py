@@ -40,6 +40,7 @@ from atlas_actors.actors.workers import (
     ScorerWorker,
 )
 from atlas_actors.environments.base import Transition
+from atlas_actors.environments.registry import pool_preferences
 from atlas_actors.errors import ActorError
 from atlas_actors.search.base import ValueEstimate
 from atlas_actors.types import Candidate, Outcome, Task
@@ -348,10 +349,13 @@ class EnvironmentPool:
     each chunk to the least-loaded actor, and returns the outcomes in order. Each actor
     keeps reset environments for the tasks it has seen, so one pool serves many
     concurrent searches on different tasks; among equally loaded actors, one that
-    already holds the task's environment (a SWE container) is preferred. For the
-    ``sticky_domains`` (SWE by default) a call waits for such an actor instead of
-    starting the environment on another, unless that other actor is idle and no waiting
-    call wants it (work stealing): each task's containers stay on few actors.
+    already holds the task's environment (a container) is preferred. For the
+    ``sticky_domains`` (default: the domains whose spec asks for it,
+    ``DomainSpec.sticky``) a call waits for such an actor instead of starting the
+    environment on another, unless that other actor is idle and no waiting call wants it
+    (work stealing): each task's containers stay on few actors. ``cache_sizes``: how
+    many environments of a domain each actor keeps ready, over the domain's preference
+    (``DomainSpec.environment_cache``).
     ``root``/``transition`` (tree search) and ``verify`` (final grading) go to one actor
     each; a transition restores its state first, so any actor can serve any node.
     """
@@ -368,7 +372,7 @@ class EnvironmentPool:
         call_timeout_s: float = 120.0,
         max_retries: int = 3,
         actor_options: Mapping[str, Any] | None = None,
-        sticky_domains: Collection[str] = ("swe",),
+        sticky_domains: Collection[str] | None = None,
     ) -> None:
         opts: dict[str, Any] = {
             "num_cpus": 1,
@@ -388,9 +392,10 @@ class EnvironmentPool:
         """Actions applied (tree search), each counted once."""
         self._holders: dict[str, dict[int, int]] = {}
         """Task id -> {slot index: generation} of the actors that served it."""
-        self.sticky_domains = frozenset(sticky_domains)
-        """Domains whose calls wait for an actor that holds the task's environment (an
-        SWE container is slow to start) unless another actor is idle and unwanted."""
+        self.sticky_domains = None if sticky_domains is None else frozenset(sticky_domains)
+        """Domains whose calls wait for an actor that holds the task's environment (a
+        container is slow to start) unless another actor is idle and unwanted; None:
+        the domains whose spec asks for it."""
         self._pool = ActorPool(
             lambda i: actor_cls.remote(*args),
             size,
@@ -435,8 +440,13 @@ class EnvironmentPool:
             *args,
             prefer=self._prefer(task),
             served=self._served(task),
-            sticky=task.domain in self.sticky_domains,
+            sticky=self._sticky(task.domain),
         )
+
+    def _sticky(self, domain: str) -> bool:
+        if self.sticky_domains is not None:
+            return domain in self.sticky_domains
+        return pool_preferences(domain)[1]
 
     async def root(self, task: Task) -> Transition:
         """The task's initial state (tree search)."""

@@ -2,7 +2,8 @@
 
 :class:`EnvironmentWorker` keeps ready environments (one :class:`LocalEvaluator` per
 task domain) and scores solutions for whichever task a request names;
-:class:`ScorerWorker` holds a :class:`~atlas_actors.search.base.Scorer`. The actor
+:class:`ScorerWorker` holds a :class:`~atlas_actors.search.base.Scorer` (with an LLM,
+:class:`DomainJudges`: each task's domain's judge). The actor
 classes in :mod:`atlas_actors.actors.pool` are ``ray.remote(opts)(PlainClass)``, so
 every actor method *is* one of these methods.
 """
@@ -18,7 +19,7 @@ from typing import Any
 from atlas_actors.config import LLMConfig, MindEvolutionConfig
 from atlas_actors.environments.base import MinimalEnvironment, Transition
 from atlas_actors.environments.local import LocalEvaluator
-from atlas_actors.environments.registry import create_environment
+from atlas_actors.environments.registry import create_environment, get_domain, pool_preferences
 from atlas_actors.search.base import Scorer, ValueEstimate
 from atlas_actors.types import Candidate, Outcome, RoutingDecision, Task, TaskResult
 
@@ -29,7 +30,17 @@ ScorerFactory = Callable[[], Scorer]
 """Makes the scorer a discriminator actor holds; must pickle."""
 
 DEFAULT_CACHE = 64
-"""Environments kept ready per domain when ``cache_sizes`` does not name the domain."""
+"""Environments kept ready per domain when neither ``cache_sizes`` nor the domain's spec
+(``DomainSpec.environment_cache``) says how many."""
+
+
+def cache_size(domain: str, cache_sizes: Mapping[str, int]) -> int:
+    """Environments an actor keeps ready for ``domain``: ``cache_sizes[domain]``, else
+    the domain's preference, else :data:`DEFAULT_CACHE`."""
+    if domain in cache_sizes:
+        return cache_sizes[domain]
+    preferred, _ = pool_preferences(domain)
+    return preferred if preferred is not None else DEFAULT_CACHE
 
 
 def process_info() -> dict[str, Any]:
@@ -50,8 +61,9 @@ def process_info() -> dict[str, Any]:
 class EnvironmentWorker:
     """Scores solutions for any task, keeping reset environments per task (LRU).
 
-    One :class:`LocalEvaluator` per domain, so the cache size can differ: an ARC
-    verifier keeps many tasks ready, a SWE worker holds one container at a time.
+    One :class:`LocalEvaluator` per domain, so the cache size can differ (see
+    :func:`cache_size`): a grid verifier keeps many tasks ready, a container-backed
+    environment a few.
     """
 
     def __init__(
@@ -71,7 +83,7 @@ class EnvironmentWorker:
             factory = self._factory or functools.partial(
                 create_environment, **self._options.get(domain, {})
             )
-            ev = LocalEvaluator(factory, max_tasks=self._cache_sizes.get(domain, DEFAULT_CACHE))
+            ev = LocalEvaluator(factory, max_tasks=cache_size(domain, self._cache_sizes))
             self._evaluators[domain] = ev
         return ev
 
@@ -138,12 +150,52 @@ class EnvironmentWorker:
             await ev.aclose()
 
 
-def llm_judge_factory(llm: LLMConfig) -> Scorer:
-    """The LLM value judge for ``llm`` (a discriminator actor's backend with an LLM)."""
-    from atlas_actors.llm.judge import make_llm_judge
+class DomainJudges:
+    """A discriminator backend that values each task with its domain's LLM judge
+    (``DomainSpec.judge``, on a client of its own for ``llm``), or with the offline
+    test-evidence scorer for a domain that has no judge."""
 
-    judge: Scorer = make_llm_judge(llm)
-    return judge
+    def __init__(self, llm: LLMConfig) -> None:
+        self.llm = llm
+        self._judges: dict[str, Scorer] = {}
+
+    def judge(self, domain: str) -> Scorer:
+        """The judge of ``domain`` (made on first use)."""
+        judge = self._judges.get(domain)
+        if judge is None:
+            spec = get_domain(domain)
+            if spec is not None and spec.judge is not None:
+                from atlas_actors.llm.client import LLMClient  # the LLM SDK: only with an LLM
+
+                judge = spec.make_judge(LLMClient(self.llm))
+            else:
+                from atlas_actors.search.discriminator import TestEvidenceScorer
+
+                judge = TestEvidenceScorer()
+            assert judge is not None
+            self._judges[domain] = judge
+        return judge
+
+    async def score(self, task: Task, candidate: Candidate) -> tuple[float, str]:
+        return await self.judge(task.domain).score(task, candidate)
+
+    async def assess(self, task: Task, candidate: Candidate) -> ValueEstimate:
+        from atlas_actors.search.discriminator import Discriminator
+
+        return await Discriminator(self.judge(task.domain)).assess(task, candidate)
+
+    async def aclose(self) -> None:
+        judges = list(self._judges.values())
+        self._judges.clear()
+        for judge in judges:
+            close = getattr(judge, "aclose", None)
+            if close is not None:
+                await close()
+
+
+def llm_judge_factory(llm: LLMConfig) -> Scorer:
+    """The discriminator actors' backend with an LLM: each domain's judge."""
+    return DomainJudges(llm)
 
 
 class ScorerWorker:

@@ -1,45 +1,47 @@
-"""The ARC domain's registration: its proposer factory and its result reporter.
+"""The ARC domain's parts: its offline proposer, the proposers' options and its result
+reporter (its LLM proposer is :func:`atlas_actors.arc.llm_proposer.shared_llm_proposer`).
 
-Registered under ``arc`` in :mod:`atlas_actors.environments.registry` (imported only
-when an ARC task is searched). The reporter reads the test outputs *after* the search,
-only to say whether the answer was right: the search scored candidates on the train
-pairs alone.
+Listed in :mod:`atlas_actors.domains` (imported only when an ARC task is searched). The
+reporter reads the test outputs *after* the search, only to say whether the answer was
+right: the search scored candidates on the train pairs alone.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
+from atlas_actors.arc.dsl import readable
+from atlas_actors.arc.environment import ARCEnvironment
+from atlas_actors.arc.proposer import DSLProposer
 from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Verifier
 from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.types import Candidate, Task, TaskResult
+from atlas_actors.types import Candidate, Task, TaskResult, solution_key
+
+
+class ARCOptions(BaseModel):
+    """The ARC proposers' options (``EngineConfig.proposer_options["arc"]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu_limits: bool = True
+    """False lifts the DSL proposer's per-step CPU-time safety nets, so its work is
+    bounded by op applications alone and a run with an evaluation budget gives the same
+    answers on any machine (the CLI does this with ``--budget``). The LLM proposer
+    ignores it."""
 
 
 def make_proposer(task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True) -> Proposer:
-    """The proposer for one search of an ARC task: the LLM program proposer for ``llm``
-    (shared per endpoint, see :func:`atlas_actors.resources.shared_resource`), else a fresh
-    offline DSL proposer (it keeps per-search state, so each search gets its own and the
-    same seed gives the same result however many searches ran before or beside it).
-
-    ``cpu_limits=False`` lifts the DSL proposer's per-step CPU-time safety nets, so its
-    work is bounded by op applications alone and a run with an evaluation budget gives
-    the same answers on any machine (the CLI does this with ``--budget``)."""
-    if llm is None:
-        from atlas_actors.arc.proposer import DSLProposer
-
-        if cpu_limits:
-            return DSLProposer()
-        inf = float("inf")
-        return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
-    from atlas_actors.llm import make_llm_proposer
-    from atlas_actors.resources import shared_resource
-
-    key = ("arc", llm.model_dump_json())
-    proposer: Proposer = shared_resource(key, lambda: make_llm_proposer(llm))
-    return proposer
+    """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
+    per-search state, so each search gets its own and the same seed gives the same
+    result however many searches ran before or beside it). ``cpu_limits``: see
+    :class:`ARCOptions`."""
+    if cpu_limits:
+        return DSLProposer()
+    inf = float("inf")
+    return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:
@@ -101,35 +103,20 @@ def _plain(grid: Any) -> list[list[int]]:
     return [[int(v) for v in row] for row in grid]
 
 
-def readable(solution: Any) -> str | None:
-    """A solution as text a person can read (DSL programs as standalone Python)."""
-    if solution is None:
-        return None
-    if isinstance(solution, str):
-        return solution
-    try:
-        from atlas_actors.arc import Program
-
-        return str(Program.from_json(solution).to_python())
-    except Exception:  # not a DSL program: show the data
-        return json.dumps(solution)
-
-
 async def report(
     task: Task, candidates: list[Candidate], result: TaskResult, verifier: Verifier | None
 ) -> None:
     """Fill the ARC parts of ``result``: the program as Python, two attempts per test
     input, and ``solved`` when the task has test outputs (read here, after the search)."""
-    from atlas_actors.arc.environment import ARCEnvironment
-
     result.program = readable(result.solution)
     env = ARCEnvironment()  # reporting only: a fresh environment reads the test outputs
     await env.reset(task)
     result.attempts, sources = attempts_and_sources(candidates, len(env.test_inputs))
-    if not result.checks_passed and not result.alternatives:
-        # no program passes every train pair: keep the other programs behind the
-        # attempts, so a recall re-verifies them and picks the same attempts
-        keep = {solution_key(result.solution)}
+    if not result.checks_passed or any(result.doubts or ()):
+        # no program passes every train pair, or the one that does answers with doubts:
+        # keep the other programs behind the attempts, so a recall re-verifies them and
+        # picks the same attempts
+        keep = {solution_key(result.solution), *map(solution_key, result.alternatives)}
         for i in sources:
             key = solution_key(candidates[i].solution)
             if key not in keep:

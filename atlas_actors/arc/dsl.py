@@ -424,3 +424,15 @@ def to_python(e: Expr) -> str:
     lines.append("    x = np.asarray(grid, dtype=np.int64)")
     lines.append(f"    return np.asarray({_expr_src(e, 'x')})")
     return "\n".join(lines) + "\n"
+
+
+def readable(solution: Any) -> str | None:
+    """A solution as text a person can read (DSL programs as standalone Python)."""
+    if solution is None:
+        return None
+    if isinstance(solution, str):
+        return solution
+    try:
+        return str(Program.from_json(solution).to_python())
+    except Exception:  # not a DSL program: show the data
+        return json.dumps(solution)

@@ -1,8 +1,10 @@
-"""What every domain shares: the environment protocols, the passthrough environment,
-the domain registry, the in-process evaluator and the conformance checker.
+"""What every domain shares, naming none: the environment protocols, the passthrough
+environment, :class:`DomainSpec` and the domain registry, the in-process evaluator and
+the conformance checker.
 
-A domain's own environment lives in its package (``atlas_actors.arc``,
-``atlas_actors.swe``, or yours) and is found through :func:`register_domain`.
+A domain's own parts live in its package and are found through its registered
+:class:`DomainSpec` (:func:`register_domain`; the built-in domains are listed in
+:mod:`atlas_actors.domains`).
 """
 
 from atlas_actors.environments.base import (
@@ -22,6 +24,8 @@ from atlas_actors.environments.registry import (
     create_environment,
     domain_names,
     get_domain,
+    pool_preferences,
+    register,
     register_domain,
     require_domain,
     unregister_domain,
@@ -42,6 +46,8 @@ __all__ = [
     "create_environment",
     "domain_names",
     "get_domain",
+    "pool_preferences",
+    "register",
     "register_domain",
     "require_domain",
     "unregister_domain",

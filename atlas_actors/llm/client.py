@@ -29,11 +29,9 @@ policy re-stated) and the ``openai`` SDK's :class:`~openai.AsyncOpenAI` (``aioht
   (:attr:`LLMClient.usage`) and into any accumulator the caller passes.
 * **Response cache** (``cache_dir``): keyed by (model, messages, parameters, sample
   index); a rerun with the same seeds makes zero calls and replays identically.
-* **Cheap per request**: the direct path costs about 0.5 ms of client CPU per
-  request, against about 1.5 ms through the SDK's low-level ``post`` on its aiohttp
-  transport and 3.4 ms for ``chat.completions.create`` on httpx
-  (``scripts/bench_llm.py``); at C = 64, L = 200 ms that is the difference between
-  about 0.91 and 0.85 of the concurrency limit's C / L on a 2-core machine.
+* **Cheap per request**: the direct path spends a fraction of the SDK's client CPU per
+  request, which bounds how close a busy coordinator comes to the concurrency limit's
+  C / L (``scripts/bench_llm.py``; the figures are in docs/benchmarks.md, "LLM client").
 
 API key: the environment variable named by ``api_key_env`` is read when the client is
 constructed. When it is unset (or ``api_key_env`` is None) the key ``"EMPTY"`` is sent:
@@ -48,6 +46,7 @@ import asyncio
 import contextvars
 import logging
 import os
+import random
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +65,7 @@ from atlas_actors.llm.transport import (
     StatusFailure,
 )
 from atlas_actors.llm.usage import Usage
-from atlas_actors.resources import AsyncResource
+from atlas_actors.resources import AsyncResource, shared_resource
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +73,25 @@ PLACEHOLDER_API_KEY = "EMPTY"
 """Key sent when no key is configured (local servers accept any key)."""
 
 Message = dict[str, Any]
+
+SAMPLE_SLOTS = 64
+"""Sample indices one proposer call may use, from its drawn base index."""
+
+
+def draw_sample_index(rng: random.Random) -> int:
+    """A per-call base sample index from the search's rng (deterministic when seeded);
+    the call may use the ``SAMPLE_SLOTS`` indices from it."""
+    return rng.getrandbits(30) * SAMPLE_SLOTS
+
+
+def shared_client(config: LLMConfig) -> LLMClient:
+    """The process's client for ``config`` (one concurrency limit, connection pool and
+    cache for every proposer and judge of the endpoint; closed by
+    :func:`~atlas_actors.resources.close_shared_resources`)."""
+    client: LLMClient = shared_resource(
+        ("llm-client", config.model_dump_json()), lambda: LLMClient(config)
+    )
+    return client
 
 
 class LLMStatusError(LLMError):

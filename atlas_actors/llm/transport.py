@@ -1,11 +1,11 @@
 """The lean HTTP path for chat completions: one aiohttp session, the SDK's retry policy.
 
-Why it exists: through the ``openai`` SDK every request costs about 1.4 ms of client
-CPU (building an ``httpx`` request, header normalisation, URL parsing, option
-copies), which on a 2-core machine holds the client at about 0.85 of the
-concurrency limit's C / L at C = 64, L = 200 ms. This path posts the JSON body on a
-kept-alive aiohttp connection and parses the answer with :mod:`json`, at a fraction
-of that CPU (``scripts/bench_llm.py`` compares the two side by side).
+Why it exists: through the ``openai`` SDK every request spends client CPU on building
+an ``httpx`` request, header normalisation, URL parsing and option copies, enough to
+hold a busy client below the concurrency limit's C / L. This path posts the JSON body
+on a kept-alive aiohttp connection and parses the answer with :mod:`json`, at a
+fraction of that CPU (``scripts/bench_llm.py`` compares the two side by side; the
+figures are in docs/benchmarks.md).
 
 It keeps the SDK's retry policy (``openai._base_client``), re-stated here:
 

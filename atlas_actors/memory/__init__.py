@@ -2,8 +2,10 @@
 
 * :class:`MemorySystem` (``store.py``): the SQLite store, ``record`` / ``query`` /
   JSONL export and import, safe with many processes and runs at once.
-* ``features.py``: per-domain similarity features (ARC grids and programs, SWE
-  repositories, tests and problem statements), extensible with :func:`register_features`.
+* ``features.py``: the features protocol (:class:`DomainFeatures`, a domain's
+  ``features`` part) and the generic similarity; each domain's own features live in its
+  package.
+* ``session.py``: what a run holds (routing and recording around the store).
 """
 
 from __future__ import annotations
@@ -12,8 +14,6 @@ from atlas_actors.memory.features import (
     MAX_FEATURE_SIMILARITY,
     DomainFeatures,
     domain_features,
-    register_features,
-    registered_domains,
     similarity,
     task_features,
     task_fingerprint,
@@ -31,8 +31,6 @@ __all__ = [
     "default_memory_path",
     "domain_features",
     "experience_from_result",
-    "register_features",
-    "registered_domains",
     "similarity",
     "task_features",
     "task_fingerprint",

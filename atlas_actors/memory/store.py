@@ -23,11 +23,8 @@ Queries: an experience whose task has the query's **fingerprint** (same content,
 has similarity 1.0; the others get the domain's feature similarity (see
 :mod:`atlas_actors.memory.features`), at most 0.99. Features are parsed, prepared and
 stacked once per process and refreshed with the rows added since, so a warm query scores
-every stored experience of the domain in one vectorised pass. Measured with
-``scripts/bench_memory_query.py`` (5,000 stored ARC experiences, ``k=5``, 2 shared cores
-at a load average of 14): a cold query (the first in a process: every row parsed and
-prepared) 0.51 s of CPU (1.9 s wall), a warm query 9.7 ms of CPU (39 ms wall), the
-query task's own features included.
+every stored experience of the domain in one vectorised pass (``scripts/bench_memory_query.py``
+measures a cold and a warm query; the figures are in docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -139,6 +136,7 @@ def experience_from_result(
             success=bool(solved) and result.error is None,
             partial_score=min(1.0, max(0.0, result.train_fitness)),
             feedback=result.error or result.feedback,
+            doubts=result.doubts,
             details={"solved": result.solved},
         ),
         strategy=chosen,

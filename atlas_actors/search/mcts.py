@@ -66,60 +66,45 @@ thing that can cut a run at a different point).
 solutions seen outside the tree, counters) is written as JSON after every iteration,
 atomically (a temporary file, then ``os.replace``); a search given an existing file
 resumes from it and makes the choices an uninterrupted run would have made.
+
+**Where each part lives**: this module runs the iterations and picks the answer;
+:mod:`~atlas_actors.search.mcts_select` selects (the scores, virtual loss,
+backpropagation), :mod:`~atlas_actors.search.mcts_expand` expands,
+:mod:`~atlas_actors.search.mcts_integrate` integrates,
+:mod:`~atlas_actors.search.mcts_persist` saves and resumes, and
+:mod:`~atlas_actors.search.mcts_run` holds the state they share (the tree, the verdicts
+and estimates, the budgets); :mod:`~atlas_actors.search.tree` is the tree's data.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
 import os
-import tempfile
-import time
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Generic, TypeVar
 
 import anyio
-import anyio.to_thread
-from pydantic import ValidationError
 
 from atlas_actors.config import SWESearchConfig
 from atlas_actors.environments.base import Evaluator
-from atlas_actors.errors import ConfigError
-from atlas_actors.search.base import (
-    ActionProposer,
-    NodeView,
-    ProposedAction,
-    Stepper,
-    Transition,
-    ValueEstimate,
-    coerce_proposals,
-)
-from atlas_actors.search.discriminator import (
-    Discriminator,
-    RolloutEnv,
-    RolloutResult,
-    call_limited,
-    evidence_estimate,
-    solution_size,
-)
-from atlas_actors.search.mind_evolution import derive_rng
+from atlas_actors.search.base import ActionProposer, Stepper
+from atlas_actors.search.discriminator import Discriminator, solution_size
+from atlas_actors.search.mcts_expand import Expander, Expansion
+from atlas_actors.search.mcts_integrate import Integrator
+from atlas_actors.search.mcts_persist import TreeFile
+from atlas_actors.search.mcts_run import SearchRun
+from atlas_actors.search.mcts_select import Option, TreePolicy
 from atlas_actors.search.tree import (
-    MAX_FEEDBACK_ENTRIES,
     MCTSNode,
     MCTSResult,
     MCTSStats,
-    Option,
     SearchTree,
     StopReason,
-    TreePolicy,
     action_key,
     state_key,
-    verdict_key,
 )
-from atlas_actors.types import Candidate, Outcome, Task
+from atlas_actors.types import Task
 
 log = logging.getLogger(__name__)
 
@@ -136,96 +121,17 @@ __all__ = [
     "state_key",
 ]
 
-T = TypeVar("T")
-
-
-class _Once(Generic[T]):
-    """Values by key, each computed once even when asked for concurrently."""
-
-    def __init__(self) -> None:
-        self.done: dict[str, T] = {}
-        self._pending: dict[str, anyio.Event] = {}
-
-    async def get(self, key: str, compute: Callable[[], Awaitable[T]]) -> T:
-        while key not in self.done:
-            event = self._pending.get(key)
-            if event is None:
-                event = anyio.Event()
-                self._pending[key] = event
-                try:
-                    self.done[key] = await compute()
-                finally:
-                    del self._pending[key]
-                    event.set()
-            else:
-                await event.wait()  # if that computation failed, the loop tries again
-        return self.done[key]
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 12] + "\n... (cut)"
-
-
-def _short(exc: BaseException) -> str:
-    return " ".join(f"{type(exc).__name__}: {exc}".split())[:500]
-
-
-def _usage_of(obj: object, task_id: str) -> Any:
-    per_task = getattr(obj, "usage_for", None)
-    if callable(per_task):
-        return per_task(task_id)
-    return getattr(obj, "usage", None)
-
 
 @dataclass
-class _Child:
-    """What became of one proposed action during an expansion (integrated later)."""
+class _Run:
+    """One ``search`` call: its state and the parts that select, expand, integrate and
+    save."""
 
-    proposal: ProposedAction
-    akey: str
-    transition: Transition | None = None
-    key: str = ""
-    outcome: Outcome | None = None
-    estimate: ValueEstimate | None = None
-    rollout: RolloutResult | None = None
-    error: str | None = None
-    seen: bool = False
-    """The transition reached a state already in the tree (or the node's own)."""
-
-
-@dataclass
-class _Expansion:
-    """The result of expanding one node (computed concurrently, integrated in order)."""
-
-    children: list[_Child] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    """Feedback for the node (proposer errors, garbage, repeated actions)."""
-    repeats: int = 0
-    failed: bool = False
-    """The proposer raised or answered nothing usable."""
-    no_ideas: bool = False
-    """The proposer answered no actions at all."""
-
-
-class _Evaluations:
-    """The search's evaluator: one verdict per distinct solution, counted, trimmed."""
-
-    def __init__(self, run: _Run) -> None:
-        self.run = run
-
-    async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
-        out: list[Outcome] = []
-        for solution in solutions:
-            if solution is None:  # a state-only domain: no key to share a verdict by
-                self.run.stats.evaluations += 1
-                raw = await self.run.search.evaluator.evaluate(task, [solution])
-                out.append(self.run._trim(raw[0]))
-            else:
-                out.append(await self.run.verdict(solution, {}))
-        return out
-
-
-# ----------------------------------------------------------------------- the search
+    state: SearchRun
+    policy: TreePolicy
+    expander: Expander
+    integrator: Integrator
+    file: TreeFile
 
 
 class SWESearch:
@@ -267,53 +173,72 @@ class SWESearch:
     ) -> MCTSResult:
         """Search ``task``; with ``tree_path``, persist the tree there after every
         iteration and resume from it when it exists."""
-        run = _Run(self, task, seed, Path(tree_path) if tree_path is not None else None)
-        await run.start()
+        state = SearchRun(
+            proposer=self.proposer,
+            stepper=self.stepper,
+            evaluator=self.evaluator,
+            discriminator=self.discriminator,
+            config=self.config,
+            task=task,
+            seed=seed,
+        )
+        policy = TreePolicy(self.config)
+        run = _Run(
+            state=state,
+            policy=policy,
+            expander=Expander(state, policy),
+            integrator=Integrator(state),
+            file=TreeFile(Path(tree_path) if tree_path is not None else None),
+        )
+        await run.file.start(state)
         cfg = self.config
         if cfg.pipeline:
-            return await run.finish(await self._pipelined(run))
+            return await self._finish(run, await self._pipelined(run))
         stopped: StopReason | None = None
         while True:
-            stopped = run.stop_reason()
+            stopped = state.stop_reason()
             if stopped is not None:
                 break
-            want = min(cfg.parallel_expansions, cfg.max_expansions - run.stats.expansions)
-            batch = run.policy.select_batch(run.nodes, want)
+            want = min(cfg.parallel_expansions, cfg.max_expansions - state.stats.expansions)
+            batch = run.policy.select_batch(state.nodes, want)
             if not batch:
                 stopped = "exhausted"
                 break
-            iteration = run.stats.iterations
-            results: list[_Expansion | None] = [None] * len(batch)
+            iteration = state.stats.iterations
+            results: list[Expansion | None] = [None] * len(batch)
 
-            with anyio.move_on_after(run.time_left()) as scope:
+            with anyio.move_on_after(state.time_left()) as scope:
                 async with anyio.create_task_group() as tg:
                     slots = TreePolicy.slots(batch)
                     for j, (node_id, slot) in enumerate(zip(batch, slots, strict=True)):
-                        tg.start_soon(run.expand_into, results, j, node_id, iteration, slot)
+                        tg.start_soon(
+                            run.expander.expand_into, results, j, node_id, iteration, slot
+                        )
             run.policy.clear()
             for node_id, result in zip(batch, results, strict=True):
                 if result is not None:
-                    run.integrate(node_id, result, iteration)
+                    run.integrator.integrate(node_id, result, iteration)
             await self._iteration_done(run)
             log.debug(
                 "task %s iteration %d: %d nodes, %d expansions, %d test runs",
                 task.id,
                 iteration,
-                len(run.nodes),
-                run.stats.expansions,
-                run.stats.evaluations,
+                len(state.nodes),
+                state.stats.expansions,
+                state.stats.evaluations,
             )
             if scope.cancelled_caught:
                 stopped = "time"
                 break
-        return await run.finish(stopped)
+        return await self._finish(run, stopped)
 
     async def _iteration_done(self, run: _Run) -> None:
         """Count an integrated iteration, save the tree and report progress."""
-        run.stats.iterations += 1
-        await run.save()
+        state = run.state
+        state.stats.iterations += 1
+        await run.file.save(state)
         if self.progress is not None:
-            self.progress(run.task.id, run.stats.model_copy())
+            self.progress(state.task.id, state.stats.model_copy())
 
     async def _pipelined(self, run: _Run) -> StopReason:
         """The search with ``pipeline``: ``parallel_expansions`` proposer calls always
@@ -324,36 +249,37 @@ class SWESearch:
         completion order) and counts as an iteration."""
         cfg = self.config
         policy = run.policy
+        state = run.state
         # expansions past their proposal stage may wait on the environment, as many again
         limit = 2 * cfg.parallel_expansions
-        send, receive = anyio.create_memory_object_stream[tuple[int, int, _Expansion | None]](
+        send, receive = anyio.create_memory_object_stream[tuple[int, int, Expansion | None]](
             max_buffer_size=2 * limit
         )
         running = 0  # expansions started and not yet integrated
         proposing = 0  # of which still waiting for their proposals
-        picks = run.stats.iterations  # numbers the picks (their RNGs), resumed or not
+        picks = state.stats.iterations  # numbers the picks (their RNGs), resumed or not
 
         async def expand(pick: int, node_id: int, slot: int) -> None:
             def proposed() -> None:
                 send.send_nowait((pick, node_id, None))
 
-            exp = await run.expand(node_id, pick, slot, on_proposed=proposed)
+            exp = await run.expander.expand(node_id, pick, slot, on_proposed=proposed)
             await send.send((pick, node_id, exp))
 
         stopped: StopReason | None = None
-        with anyio.move_on_after(run.time_left()) as scope:
+        with anyio.move_on_after(state.time_left()) as scope:
             async with anyio.create_task_group() as tg:
                 while True:
-                    stopped = run.stop_reason()
+                    stopped = state.stop_reason()
                     if stopped is not None:
                         break
-                    room = cfg.max_expansions - run.stats.expansions - running
+                    room = cfg.max_expansions - state.stats.expansions - running
                     while proposing < cfg.parallel_expansions and running < min(limit, room):
-                        node_id = policy.select(run.nodes)
+                        node_id = policy.select(state.nodes)
                         if node_id is None:
                             break
                         slot = policy.pending.get(node_id, 0)
-                        policy.add_virtual_loss(run.nodes, node_id)
+                        policy.add_virtual_loss(state.nodes, node_id)
                         tg.start_soon(expand, picks, node_id, slot)
                         picks += 1
                         running += 1
@@ -366,8 +292,8 @@ class SWESearch:
                         proposing -= 1
                         continue
                     running -= 1
-                    policy.remove_virtual_loss(run.nodes, node_id)
-                    run.integrate(node_id, exp, pick)
+                    policy.remove_virtual_loss(state.nodes, node_id)
+                    run.integrator.integrate(node_id, exp, pick)
                     await self._iteration_done(run)
                 tg.cancel_scope.cancel()  # expansions still running are not integrated
         policy.clear()
@@ -375,546 +301,36 @@ class SWESearch:
             return "time"
         return stopped or "exhausted"
 
-
-class _Run:
-    """The state of one ``search`` call."""
-
-    def __init__(self, search: SWESearch, task: Task, seed: int, path: Path | None) -> None:
-        self.search = search
-        self.cfg = search.config
-        self.task = task
-        self.seed = seed
-        self.path = path
-        self.policy = TreePolicy(self.cfg)
-        self.tree = SearchTree(task_id=task.id, seed=seed, config=self.cfg.model_dump(mode="json"))
-        self.table: dict[str, int] = {}
-        self.verdicts: _Once[Outcome] = _Once()
-        self.estimates: _Once[ValueEstimate] = _Once()
-        self.started = time.monotonic()
-        self.deadline = (
-            self.started + self.cfg.time_limit_s if self.cfg.time_limit_s is not None else None
-        )
-        self.prior_seconds = 0.0
-        self.prior_calls = 0
-        self.prior_cost = 0.0
-        self.usage_base: tuple[int, float] = (0, 0.0)
-        self.env_limiter = (
-            anyio.CapacityLimiter(self.cfg.concurrency) if self.cfg.concurrency else None
-        )
-        calls = getattr(search.proposer, "max_concurrent_calls", None)
-        self.proposer_limiter = (
-            anyio.CapacityLimiter(calls) if isinstance(calls, int) and calls > 0 else None
-        )
-        self.rollout_env = RolloutEnv(
-            stepper=search.stepper,
-            evaluator=_Evaluations(self),
-            proposer=search.proposer,
-            call_timeout_s=self.cfg.call_timeout_s,
-            limiter=self.env_limiter,
-        )
-
-    @property
-    def nodes(self) -> list[MCTSNode]:
-        return self.tree.nodes
-
-    @property
-    def stats(self) -> MCTSStats:
-        return self.tree.stats
-
-    # -- start, resume, save --------------------------------------------------------------
-
-    async def start(self) -> None:
-        self.usage_base = self._usage_now()
-        if self.path is not None and self.path.exists():
-            self._load(await anyio.to_thread.run_sync(self.path.read_text))
-            return
-        root_tr = Transition.model_validate(await self.search.stepper.root(self.task))
-        outcome = await self.verdict(root_tr.solution, root_tr.state)
-        key = state_key(root_tr.solution, root_tr.state)
-        root = MCTSNode(
-            id=0,
-            state=root_tr.state,
-            solution=root_tr.solution,
-            key=key,
-            observation=_cut(root_tr.observation, self.cfg.max_observation_chars),
-            done=root_tr.done,
-            outcome=outcome,
-        )
-        root.estimate = await self.estimate(key, self._candidate(root))
-        self.nodes.append(root)
-        self.table[key] = 0
-        TreePolicy.backpropagate(self.nodes, 0, root.value)
-        await self.save()
-
-    def _load(self, text: str) -> None:
-        try:
-            tree = SearchTree.model_validate_json(text)
-        except ValidationError as exc:
-            raise ConfigError(f"tree_path {self.path}: not a search tree ({exc})") from None
-        if tree.task_id != self.task.id:
-            raise ConfigError(
-                f"tree_path {self.path}: the tree is for task {tree.task_id!r}, "
-                f"not {self.task.id!r}"
-            )
-        if tree.seed != self.seed:
-            raise ConfigError(
-                f"tree_path {self.path}: the tree was grown with seed {tree.seed}, "
-                f"not {self.seed}; resume with the same seed"
-            )
-        if not tree.nodes:
-            raise ConfigError(f"tree_path {self.path}: the tree has no root")
-        tree.config = self.cfg.model_dump(mode="json")
-        tree.stopped = None
-        tree.final = None
-        self.tree = tree
-        self.prior_seconds = tree.stats.seconds
-        self.prior_calls = tree.stats.llm_calls
-        self.prior_cost = tree.stats.llm_cost
-        for node in tree.nodes:
-            self.table.setdefault(node.key, node.id)
-            if node.outcome is not None:
-                self.verdicts.done.setdefault(verdict_key(node.solution, node.state), node.outcome)
-            if node.estimate is not None:
-                self.estimates.done.setdefault(node.key, node.estimate)
-        self.verdicts.done.update(tree.outcomes)
-
-    async def save(self) -> None:
-        self._update_usage()
-        self.stats.nodes = len(self.nodes)
-        self.stats.seconds = self.prior_seconds + (time.monotonic() - self.started)
-        if self.path is None:
-            return
-        in_tree = {verdict_key(n.solution, n.state) for n in self.nodes}
-        self.tree.outcomes = {k: o for k, o in self.verdicts.done.items() if k not in in_tree}
-        text = self.tree.model_dump_json()
-        await anyio.to_thread.run_sync(_write_atomic, self.path, text)
-
-    # -- budgets ------------------------------------------------------------------------------
-
-    def _usage_now(self) -> tuple[int, float]:
-        seen: set[int] = set()
-        calls, cost = 0, 0.0
-        for obj in (self.search.proposer, self.search.discriminator):
-            usage = _usage_of(obj, self.task.id) if obj is not None else None
-            if usage is None or id(usage) in seen:
-                continue
-            seen.add(id(usage))
-            calls += int(getattr(usage, "calls", 0) or 0)
-            cost += float(getattr(usage, "cost", 0.0) or 0.0)
-        return calls, cost
-
-    def _update_usage(self) -> None:
-        calls, cost = self._usage_now()
-        self.stats.llm_calls = self.prior_calls + calls - self.usage_base[0]
-        self.stats.llm_cost = self.prior_cost + cost - self.usage_base[1]
-
-    def time_left(self) -> float | None:
-        return None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-
-    def stop_reason(self) -> StopReason | None:
-        cfg = self.cfg
-        if cfg.stop_on_success and any(n.succeeded for n in self.nodes):
-            return "success"
-        if self.stats.expansions >= cfg.max_expansions:
-            return "expansions"
-        if cfg.max_cost is not None:
-            self._update_usage()
-            if self.stats.llm_cost >= cfg.max_cost:
-                return "cost"
-        if self.deadline is not None and time.monotonic() >= self.deadline:
-            return "time"
-        return None
-
-    # -- verdicts and values ------------------------------------------------------------------
-
-    async def verdict(self, solution: Any, state: dict[str, Any]) -> Outcome:
-        """The evaluator's verdict on ``solution``, once per distinct solution."""
-
-        async def compute() -> Outcome:
-            self.stats.evaluations += 1
-            outcomes = await call_limited(
-                self.cfg.call_timeout_s,
-                self.env_limiter,
-                self.search.evaluator.evaluate,
-                self.task,
-                [solution],
-            )
-            return self._trim(outcomes[0])
-
-        return await self.verdicts.get(verdict_key(solution, state), compute)
-
-    def _trim(self, outcome: Outcome) -> Outcome:
-        """The verdict as the search keeps it: feedback cut, no details."""
-        return outcome.model_copy(
-            update={
-                "feedback": _cut(outcome.feedback, self.cfg.max_observation_chars),
-                "details": {},
-            }
-        )
-
-    async def estimate(self, key: str, candidate: Candidate) -> ValueEstimate:
-        """The value estimate of a candidate, once per distinct state."""
-        disc = self.search.discriminator
-
-        async def compute() -> ValueEstimate:
-            if disc is None:
-                outcome = candidate.outcome
-                value = (
-                    0.0 if outcome is None else (1.0 if outcome.success else outcome.partial_score)
-                )
-                return ValueEstimate(
-                    value=value, explanation="the verifier's partial score", source="partial_score"
-                )
-            found: list[ValueEstimate] = []
-            with anyio.move_on_after(self.cfg.call_timeout_s):
-                found.append(await disc.assess(self.task, candidate))
-            return (
-                found[0] if found else evidence_estimate(candidate, "the discriminator timed out")
-            )
-
-        return await self.estimates.get(key, compute)
-
-    def _candidate(self, node: MCTSNode) -> Candidate:
-        outcome = node.outcome
-        return Candidate(
-            id=f"{self.task.id}#n{node.id}",
-            solution=node.solution,
-            outcome=outcome,
-            fitness=outcome.partial_score if outcome is not None else 0.0,
-            origin="init" if node.parent is None else "mutation",
-            parents=[] if node.parent is None else [f"{self.task.id}#n{node.parent}"],
-            generation=node.depth,
-        )
-
-    def view(self, node: MCTSNode) -> NodeView:
-        actions: list[Any] = []
-        at: MCTSNode | None = node
-        while at is not None and at.parent is not None:
-            actions.append(at.action)
-            at = self.nodes[at.parent]
-        return NodeView(
-            node_id=str(node.id),
-            state=node.state,
-            solution=node.solution,
-            depth=node.depth,
-            actions=actions[::-1],
-            observation=node.observation,
-            outcome=node.outcome,
-            tried=list(node.tried),
-            feedback=node.feedback[-MAX_FEEDBACK_ENTRIES:],
-        )
-
-    # -- one expansion (concurrent; reads the tree, never writes it) ----------------------------
-
-    async def expand_into(
-        self,
-        results: list[_Expansion | None],
-        j: int,
-        node_id: int,
-        iteration: int,
-        slot: int = 0,
-    ) -> None:
-        """``results[j] = expand(node_id)`` (set only when the expansion completes)."""
-        results[j] = await self.expand(node_id, iteration, slot)
-
-    async def expand(
-        self,
-        node_id: int,
-        iteration: int,
-        slot: int = 0,
-        on_proposed: Callable[[], None] | None = None,
-    ) -> _Expansion:
-        """Propose and try children of ``node_id``; ``slot`` counts the expansions of
-        the same node picked before this one in the batch (each draws its own sample).
-        ``on_proposed`` is called once, when the proposer has answered (or failed)."""
-        node = self.nodes[node_id]
-        view = self.view(node)
-        view.slot = slot
-        cfg = self.cfg
-        exp = _Expansion()
-        where: tuple[int, ...] = (node_id,) if slot == 0 else (node_id, slot)
-        rng = derive_rng(self.seed, "expand", iteration, *where)
-        room = cfg.max_children - len(node.children) - slot * cfg.children_per_expansion
-        k = max(1, min(cfg.children_per_expansion, room))
-        try:
-            raw = await call_limited(
-                cfg.call_timeout_s,
-                self.proposer_limiter,
-                self.search.proposer.propose,
-                self.task,
-                view,
-                k,
-                rng,
-            )
-        except Exception as exc:
-            if on_proposed is not None:
-                on_proposed()
-            log.warning(
-                "task %s node %d: the proposer failed: %s", self.task.id, node_id, _short(exc)
-            )
-            exp.notes.append(f"the proposer failed: {_short(exc)}")
-            exp.failed = True
-            return exp
-        if on_proposed is not None:
-            on_proposed()
-        proposals, problems = coerce_proposals(raw)
-        exp.notes += problems
-        if problems:
-            log.warning("task %s node %d: %s", self.task.id, node_id, "; ".join(problems)[:500])
-        if not proposals:
-            exp.failed = bool(problems)
-            exp.no_ideas = not problems
-            return exp
-        tried = {action_key(a) for a in node.tried}
-        fresh: list[_Child] = []
-        for proposal in proposals:
-            akey = action_key(proposal.action)
-            if akey in tried:
-                exp.repeats += 1
-                exp.notes.append(f"proposed an action already tried: {_describe(proposal)}")
-                continue
-            tried.add(akey)
-            fresh.append(_Child(proposal=proposal, akey=akey))
-        exp.children = fresh[:k]
-
-        async with anyio.create_task_group() as tg:
-            for i, child in enumerate(exp.children):
-                tg.start_soon(self._try_child, node, view, child, iteration, i)
-        return exp
-
-    async def _try_child(
-        self, node: MCTSNode, view: NodeView, child: _Child, iteration: int, index: int
-    ) -> None:
-        cfg = self.cfg
-        search = self.search
-        action = child.proposal.action
-        try:
-            tr = await call_limited(
-                cfg.call_timeout_s,
-                self.env_limiter,
-                search.stepper.transition,
-                self.task,
-                node.state,
-                action,
-            )
-            if not isinstance(tr, Transition):
-                tr = Transition.model_validate(tr)
-        except Exception as exc:
-            child.error = f"{_describe(child.proposal)} failed: {_short(exc)}"
-            log.warning("task %s node %d: %s", self.task.id, node.id, child.error)
-            return
-        tr = tr.model_copy(update={"observation": _cut(tr.observation, cfg.max_observation_chars)})
-        child.transition = tr
-        child.key = state_key(tr.solution, tr.state, tr.done)
-        if child.key == node.key or child.key in self.table:
-            child.seen = True
-            return
-        try:
-            child.outcome = await self.verdict(tr.solution, tr.state)
-        except Exception as exc:
-            child.error = f"verifying {_describe(child.proposal)} failed: {_short(exc)}"
-            log.warning("task %s node %d: %s", self.task.id, node.id, child.error)
-            return
-        probe = MCTSNode(
-            id=-1,
-            parent=node.id,
-            depth=node.depth + 1,
-            solution=tr.solution,
-            state=tr.state,
-            outcome=child.outcome,
-        )
-        cand = self._candidate(probe)
-        child.estimate = await self.estimate(child.key, cand)
-        disc = search.discriminator
-        if (
-            disc is not None
-            and cfg.rollout_depth > 0
-            and not child.outcome.success
-            and not tr.done
-            and node.depth + 1 < cfg.max_depth
-            and disc.should_rollout(child.estimate.value, cfg.discriminator_threshold)
-        ):
-            start = NodeView(
-                node_id=f"{node.id}+{index}",
-                state=tr.state,
-                solution=tr.solution,
-                depth=node.depth + 1,
-                actions=[*view.actions, action],
-                observation=tr.observation,
-                outcome=child.outcome,
-            )
-            depth = min(cfg.rollout_depth, cfg.max_depth - node.depth - 1)
-            rng = derive_rng(self.seed, "rollout", iteration, node.id, index)
-            child.rollout = await disc.rollout(self.task, start, self.rollout_env, depth, rng)
-
-    # -- integration (in selection order) ----------------------------------------------------------
-
-    def integrate(self, node_id: int, exp: _Expansion, iteration: int) -> None:
-        node = self.nodes[node_id]
-        stats = self.stats
-        stats.expansions += 1
-        notes = list(exp.notes)
-        node.duplicates += exp.repeats
-        stats.duplicates += exp.repeats
-        if exp.failed:
-            stats.failures += 1
-        if exp.no_ideas:
-            node.exhausted = True
-        made = 0
-        for child in exp.children:
-            node.tried.append(child.proposal.action)
-            if child.error is not None:
-                stats.failures += 1
-                notes.append(child.error)
-                continue
-            tr = child.transition
-            assert tr is not None
-            if child.seen or child.key in self.table:
-                node.duplicates += 1
-                stats.duplicates += 1
-                other = self.table.get(child.key, node.id)
-                where = "no change" if other == node.id else f"the state of node {other}"
-                notes.append(
-                    f"{_describe(child.proposal)} led to {where}: "
-                    f"{_cut(tr.observation, 600) or '(no observation)'}"
-                )
-                continue
-            new = self._add(node, child.proposal, child.akey, tr, child, iteration)
-            made += 1
-            value = new.value
-            if child.rollout is not None:
-                stats.rollouts += 1
-                stats.rollout_steps += len(child.rollout.steps)
-                new.rollout_value = child.rollout.value
-                value = max(value, child.rollout.value)
-            TreePolicy.backpropagate(self.nodes, new.id, value)
-            if child.rollout is not None:
-                self._graft(new, child.rollout, iteration)
-        if made == 0 and not exp.no_ideas:
-            node.failures += 1
-        node.feedback = (node.feedback + notes)[-MAX_FEEDBACK_ENTRIES:]
-
-    def _add(
-        self,
-        parent: MCTSNode,
-        proposal: ProposedAction,
-        akey: str,
-        tr: Transition,
-        child: _Child,
-        iteration: int,
-        *,
-        from_rollout: bool = False,
-    ) -> MCTSNode:
-        node = MCTSNode(
-            id=len(self.nodes),
-            parent=parent.id,
-            depth=parent.depth + 1,
-            state=tr.state,
-            solution=tr.solution,
-            key=child.key,
-            action=proposal.action,
-            action_key=akey,
-            label=proposal.label,
-            source=proposal.source,
-            prior=proposal.prior,
-            observation=tr.observation,
-            reward=tr.reward,
-            done=tr.done,
-            outcome=child.outcome,
-            estimate=child.estimate,
-            from_rollout=from_rollout,
-            iteration=iteration,
-        )
-        self.nodes.append(node)
-        self.table[node.key] = node.id
-        parent.children.append(node.id)
-        return node
-
-    def _graft(self, start: MCTSNode, rollout: RolloutResult, iteration: int) -> None:
-        """Keep a rollout's path to a finished state (a success or a submission)."""
-        if not rollout.steps:
-            return
-        last = rollout.steps[-1]
-        if not (last.outcome.success or last.transition.done):
-            return
-        parent = start
-        for step in rollout.steps:
-            tr = step.transition.model_copy(
-                update={
-                    "observation": _cut(step.transition.observation, self.cfg.max_observation_chars)
-                }
-            )
-            key = state_key(tr.solution, tr.state, tr.done)
-            if key in self.table:
-                parent = self.nodes[self.table[key]]
-                continue
-            parent.tried.append(step.proposal.action)
-            info = _Child(
-                proposal=step.proposal,
-                akey=action_key(step.proposal.action),
-                transition=tr,
-                key=key,
-                outcome=self._trim(step.outcome),
-                estimate=step.estimate,
-            )
-            node = self._add(
-                parent, step.proposal, info.akey, tr, info, iteration, from_rollout=True
-            )
-            node.visits = 1
-            node.value_sum = node.value
-            self.stats.grafted += 1
-            parent = node
-
-    # -- the answer ----------------------------------------------------------------------------
-
-    async def finish(self, stopped: StopReason) -> MCTSResult:
-        finished = [n for n in self.nodes if n.finished]
-        candidates = [self._candidate(n) for n in finished]
+    async def _finish(self, run: _Run, stopped: StopReason) -> MCTSResult:
+        """The answer: the discriminator's pick among the finished nodes (without one,
+        the best by value); the tree saved with it."""
+        state = run.state
+        finished = [n for n in state.nodes if n.finished]
+        candidates = [state.candidate(n) for n in finished]
         best_node: MCTSNode | None = None
-        disc = self.search.discriminator
+        disc = self.discriminator
         if finished and disc is not None:
-            pick = await disc.select_final(self.task, candidates, [n.estimate for n in finished])
+            pick = await disc.select_final(state.task, candidates, [n.estimate for n in finished])
             best_node = finished[candidates.index(pick)]
         elif finished:
             best_node = max(finished, key=_rank)
         else:
-            judged = [n for n in self.nodes if n.outcome is not None]
+            judged = [n for n in state.nodes if n.outcome is not None]
             best_node = max(judged, key=_rank) if judged else None
-        self.tree.stopped = stopped
-        self.tree.final = best_node.id if best_node is not None else None
-        await self.save()
+        state.tree.stopped = stopped
+        state.tree.final = best_node.id if best_node is not None else None
+        await run.file.save(state)
         return MCTSResult(
-            task_id=self.task.id,
-            best=self._candidate(best_node) if best_node is not None else None,
+            task_id=state.task.id,
+            best=state.candidate(best_node) if best_node is not None else None,
             best_node=best_node.id if best_node is not None else None,
             finished=candidates,
             stopped=stopped,
-            stats=self.stats.model_copy(),
-            tree=self.tree,
+            stats=state.stats.model_copy(),
+            tree=state.tree,
         )
 
 
 def _rank(node: MCTSNode) -> tuple[bool, float, float, int, int]:
     partial = node.outcome.partial_score if node.outcome is not None else 0.0
     return (node.succeeded, node.value, partial, -solution_size(node.solution), -node.id)
-
-
-def _describe(proposal: ProposedAction) -> str:
-    if proposal.label:
-        return f"action {proposal.label!r}"
-    text = json.dumps(proposal.action, default=str)
-    return f"action {text[:200]}"
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (a temporary file, then ``os.replace``)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

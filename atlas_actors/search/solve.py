@@ -16,7 +16,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any
 
@@ -24,12 +24,20 @@ from atlas_actors.config import LLMConfig, MindEvolutionConfig, SWESearchConfig
 from atlas_actors.environments.base import Evaluator, Stepper, Verifier
 from atlas_actors.environments.registry import DomainSpec, get_domain, require_domain
 from atlas_actors.errors import AtlasError, ConfigError
-from atlas_actors.resources import close_shared_resources
-from atlas_actors.search.base import Assessor, ProposedAction, Proposer, Scorer
+from atlas_actors.resources import close_shared_resources, shared_resource
+from atlas_actors.search.base import Assessor, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
 from atlas_actors.search.proposers import SeededProposer
-from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
+from atlas_actors.types import (
+    Candidate,
+    Experience,
+    RoutingDecision,
+    Strategy,
+    Task,
+    TaskResult,
+    solution_key,
+)
 
 ProgressFn = Callable[[str, Any], object]
 """``progress(task_id, stats)``: called by a tree search after every iteration."""
@@ -39,6 +47,20 @@ def make_proposer(task: Task, llm: LLMConfig | None = None, **options: Any) -> A
     """The proposer for one search of ``task``, from its domain's registration: an LLM
     proposer when ``llm`` is given, else the domain's offline proposer."""
     return require_domain(task.domain).make_proposer(task, llm, **options)
+
+
+def _proposer_for(
+    task: Task,
+    spec: DomainSpec | None,
+    llm: LLMConfig | None,
+    options: dict[str, Any],
+    **context: Any,
+) -> Any:
+    """The domain's proposer, given the user's ``options`` (checked by the domain's
+    options model) and what the search adds (``context``)."""
+    if spec is None:
+        return make_proposer(task, llm, **options, **context)
+    return spec.make_proposer(task, llm, **spec.check_options(options), **context)
 
 
 def task_seed(seed: int, task_id: str) -> int:
@@ -103,10 +125,13 @@ async def solve_task(
             (:class:`~atlas_actors.search.direct.DirectSolver`) and hand over to the
             domain's search when none succeeds; the remembered solutions also seed that
             search (Mind Evolution's ``memory_init_fraction``, the tree's first children).
-            Its ``repeats`` (memory's unsolved experiences of exactly this task) are
+            Its ``repeats`` (memory's experiences of exactly this task that did not pass
+            its checks, or passed them with an answer the environment doubted) are
             *recalled* when one was searched under these settings (:func:`settings_digest`):
             its solutions are re-verified and reported without searching again, since
-            the same search would spend its whole budget to find the same answer.
+            the same search would spend its whole budget to find the same answer. A
+            doubted repeat is recalled instead of adapted (other remembered solutions
+            are still tried first, without variations).
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -129,29 +154,34 @@ async def solve_task(
         )
         if search == "mcts":
             if proposer is None:
-                options = dict(proposer_options or {})
-                families = _remembered_families(remembered)
-                if families:  # edit families that fixed similar tasks: raise their prior
-                    options["remembered_families"] = families
-                proposer = make_proposer(task, llm, stepper=evaluator, **options)
+                context: dict[str, Any] = {"stepper": evaluator}
+                if remembered:  # solved similar tasks: the domain may favour what fixed them
+                    context["remembered"] = tuple(remembered)
+                proposer = _proposer_for(task, spec, llm, proposer_options or {}, **context)
         elif search == "evolutionary":
             if proposer is None:
-                proposer = make_proposer(task, llm, **(proposer_options or {}))
+                proposer = _proposer_for(task, spec, llm, proposer_options or {})
         else:
             raise ConfigError(
                 f"task {task.id}: strategy {search!r} cannot search by itself; "
                 "allowed: 'evolutionary', 'mcts'"
             )
+        recalled = _recall(routing, settings)
         direct: DirectResult | None = None
         if chosen in ("adapt", "direct") and remembered:
-            direct = await DirectSolver(proposer=proposer).solve(
-                task, evaluator, remembered, seed=seed
-            )
-            if direct.solved:
+            if recalled is not None and recalled.success:
+                # the repeat itself passed its checks with a doubted answer: adapting it
+                # would only find that again; the other remembered solutions are tried,
+                # without variations (the recalled search had those to start from)
+                remembered = [e for e in remembered if not _same_task(e, recalled)]
+            if remembered:
+                direct = await DirectSolver(
+                    proposer=proposer if recalled is None or not recalled.success else None
+                ).solve(task, evaluator, remembered, seed=seed)
+            if direct is not None and direct.solved:
                 report = await _direct_report(task, direct, chosen, spec, evaluator)
                 report.settings = settings
                 return _routed(report, routing, start)
-        recalled = _recall(routing, settings)
         if recalled is not None:
             assert routing is not None
             again = await DirectSolver().solve(task, evaluator, [recalled], seed=seed)
@@ -166,12 +196,16 @@ async def solve_task(
                     "strategy": "direct",
                     "rule": "recall",
                     "reason": f"recall: an exact repeat of task {recalled.task.id}, searched "
-                    f"under the same settings without passing its checks ({routing.reason})",
+                    f"under the same settings {_how_it_ended(recalled)} ({routing.reason})",
                 }
             )
             return _routed(report, routing, start)
         if search == "mcts":
-            seeds = [_patch_action(e.solution) for e in remembered if isinstance(e.solution, str)]
+            seeds = [
+                action
+                for e in remembered
+                if spec is not None and (action := spec.seed_action_of(e.solution)) is not None
+            ]
             if seeds:
                 proposer = SeededProposer(proposer, seeds)
             report = await _solve_mcts(
@@ -223,19 +257,34 @@ def settings_digest(
 
 
 def _recall(routing: RoutingDecision | None, settings: str) -> Experience | None:
-    """The newest unsolved exact repeat searched under ``settings`` to the end of its
-    own limits (not cut by an error), with a solution to re-verify; None otherwise."""
+    """The newest exact repeat searched under ``settings`` to the end of its own limits
+    (not cut by an error) that did not pass its checks, or passed them with an answer
+    the environment doubted and found none it did not doubt (its search went on to its
+    limits), with a solution to re-verify; None otherwise."""
     if routing is None:
         return None
     for e in routing.repeats:
-        if (
-            not e.success
-            and e.solution is not None
-            and e.settings == settings
-            and e.stopped not in ("", "recalled")
-        ):
+        searched = e.stopped not in ("", "recalled") and e.solution is not None
+        doubted = e.success and e.outcome.doubted and e.stopped != "success"
+        if (not e.success or doubted) and searched and e.settings == settings:
             return e
     return None
+
+
+def _same_task(a: Experience, b: Experience) -> bool:
+    """``a`` and ``b`` are experiences of one task's content (or the same record)."""
+    return a.id == b.id or (bool(a.fingerprint) and a.fingerprint == b.fingerprint)
+
+
+def _how_it_ended(e: Experience) -> str:
+    """How a recalled repeat's search ended, for the routing reason."""
+    if not e.success:
+        return "without passing its checks"
+    doubts = sorted({d for answer in e.outcome.doubts or [] for d in answer})
+    return (
+        "to its limits: its answer passed every check but the environment doubted it "
+        f"({', '.join(doubts)})"
+    )
 
 
 def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]:
@@ -249,32 +298,17 @@ def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]
     ]
 
 
-def _shared_judge(llm: LLMConfig) -> Any:
-    """The LLM value judge for ``llm``, on the process's shared client for it."""
-    from atlas_actors.llm.client import LLMClient
-    from atlas_actors.llm.judge import LLMJudge
-    from atlas_actors.resources import shared_resource
+def _shared_judge(spec: DomainSpec | None, llm: LLMConfig) -> Any:
+    """The domain's LLM value judge for ``llm``, on the process's shared client for it;
+    None when the domain has none."""
+    if spec is None or spec.judge is None:
+        return None
+    from atlas_actors.llm.client import shared_client  # the LLM SDK: only with an LLM
 
-    client = shared_resource(("llm-client", llm.model_dump_json()), lambda: LLMClient(llm))
+    client = shared_client(llm)
     return shared_resource(
-        ("llm-judge", llm.model_dump_json()), lambda: LLMJudge(client, owns_client=False)
-    )
-
-
-def _remembered_families(remembered: list[Experience]) -> list[str]:
-    """Edit families that fixed the remembered similar tasks, most frequent first."""
-    counts: dict[str, int] = {}
-    for e in remembered:
-        for f in e.edit_families:
-            counts[f] = counts.get(f, 0) + 1
-    return sorted(counts, key=lambda f: (-counts[f], f))
-
-
-def _patch_action(patch: str) -> ProposedAction:
-    return ProposedAction(
-        action={"kind": "apply_patch", "patch": patch},
-        label="a remembered patch",
-        source="memory",
+        ("llm-judge", spec.name, llm.model_dump_json()),
+        lambda: spec.make_judge(client, owns_client=False),
     )
 
 
@@ -361,7 +395,7 @@ async def _solve_mcts(
     discriminator = None
     if config.use_discriminator:
         if backend is None and llm is not None:
-            backend = _shared_judge(llm)  # with an LLM, nodes are valued by the LLM judge
+            backend = _shared_judge(spec, llm)  # with an LLM, the domain's judge values nodes
         discriminator = Discriminator(backend, threshold=config.discriminator_threshold)
     search = SWESearch(proposer, evaluator, evaluator, discriminator, config, progress=progress)
     path = tree_file(tree_dir, task.id) if tree_dir is not None else None
@@ -392,12 +426,12 @@ async def _solve_mcts(
     _add_usage(out, proposer, task.id)
     more = getattr(proposer, "alternatives", None)  # other passing patches a proposer found
     if callable(more):
-        seen = {_changes(out.solution), *(_changes(a) for a in out.alternatives)}
+        seen = {_answer_key(spec, out.solution), *(_answer_key(spec, a) for a in out.alternatives)}
         for alt in more(task.id):
             if len(out.alternatives) >= 3:
                 break
-            if _changes(alt) not in seen:
-                seen.add(_changes(alt))
+            if _answer_key(spec, alt) not in seen:
+                seen.add(_answer_key(spec, alt))
                 out.alternatives.append(alt)
     if stats.llm_cost:
         out.usage["cost"] = max(out.usage.get("cost", 0.0), stats.llm_cost)
@@ -434,20 +468,18 @@ async def _finish(
             out.alternatives.append(c.solution)
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
+    out.doubts = best.outcome.doubts
     reporter = spec.reporter_fn() if spec is not None else None
     if reporter is not None:
         verifier = evaluator if isinstance(evaluator, Verifier) else None
         await reporter(task, candidates, out, verifier)
 
 
-def _changes(solution: Any) -> Any:
-    """What a patch changes (its removed and added lines), so two diffs of one change
-    compare equal; other solutions as they are."""
-    if not isinstance(solution, str):
-        return solution_key(solution)
-    return tuple(
-        ln for ln in solution.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
-    )
+def _answer_key(spec: DomainSpec | None, solution: Any) -> Hashable:
+    """What makes ``solution`` the same answer as another: the domain's key (two diffs
+    of one change), else its canonical JSON."""
+    key = spec.key_of(solution) if spec is not None else None
+    return key if key is not None else solution_key(solution)
 
 
 def _path_to(nodes: list[Any], node_id: int) -> list[dict[str, str]]:

@@ -1,7 +1,7 @@
-"""The SWE domain's registration: its proposer factory and its result reporter.
+"""The SWE domain's parts: its proposers and their options, the remembered patches the
+tree search starts from, what makes two patches the same change, and its result reporter.
 
-Registered under ``swe`` in :mod:`atlas_actors.environments.registry` (imported only
-when a SWE task is searched).
+Listed in :mod:`atlas_actors.domains` (imported only when a SWE task is searched).
 """
 
 from __future__ import annotations
@@ -9,12 +9,33 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from atlas_actors.config import LLMConfig
-from atlas_actors.environments.base import Stepper, Verifier
+from atlas_actors.environments.base import Stepper, Toolbox, Verifier
 from atlas_actors.errors import ConfigError
-from atlas_actors.types import Candidate, Task, TaskResult
+from atlas_actors.search.base import ProposedAction
+from atlas_actors.search.proposers import MixedProposer
+from atlas_actors.types import Candidate, Experience, Task, TaskResult
 
 ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
+
+REMEMBERED_BOOST = 2.0
+"""How much a remembered edit family's prior is raised."""
+
+
+class SWEOptions(BaseModel):
+    """The SWE proposers' options (``EngineConfig.proposer_options["swe"]``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mode: ProposerMode = "auto"
+    """``offline`` (the repair operators), ``llm`` (needs an LLM endpoint), ``hybrid``
+    (both, into one tree), ``auto`` (``llm`` when an endpoint is given, else
+    ``offline``)."""
+    remembered_families: list[str] = Field(default_factory=list)
+    """Edit families whose prior the offline proposer raises (memory's families of
+    similar solved tasks replace these when it has any)."""
 
 
 def make_proposer(
@@ -24,40 +45,66 @@ def make_proposer(
     stepper: Stepper | None = None,
     mode: ProposerMode = "auto",
     remembered_families: Sequence[str] = (),
+    remembered: Sequence[Experience] = (),
 ) -> Any:
-    """The action proposer for one tree search of a SWE task.
+    """The action proposer for one tree search of a SWE task without an LLM: the
+    offline repair operators (``mode`` ``auto`` or ``offline``; ``llm`` and ``hybrid``
+    need an endpoint).
 
-    ``mode``: ``offline`` (the repair operators), ``llm`` (needs ``llm``), ``hybrid``
-    (both, into one tree), ``auto`` (``llm`` when ``llm`` is given, else ``offline``).
-    ``stepper`` lets the proposer look at the repository (the LLM's views and searches;
-    the offline proposer's fault localisation and screening: it must also be a
-    ``Toolbox``). ``remembered_families``: edit families that fixed similar tasks (their
-    prior is raised)."""
+    ``stepper`` lets the proposer look at the repository (fault localisation and
+    screening: it must also be a ``Toolbox``). ``remembered``: memory's solved similar
+    tasks; the edit families that fixed them (else ``remembered_families``) get a
+    raised prior."""
+    mode = _check_mode(mode)
+    if mode in ("llm", "hybrid"):
+        raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
+    return _offline_proposer(task, stepper, _families(remembered) or remembered_families)
+
+
+def make_llm_proposer(
+    task: Task,
+    llm: LLMConfig,
+    *,
+    stepper: Stepper | None = None,
+    mode: ProposerMode = "auto",
+    remembered_families: Sequence[str] = (),
+    remembered: Sequence[Experience] = (),
+) -> Any:
+    """The action proposer for one tree search of a SWE task with an LLM endpoint:
+    ``llm`` (or ``auto``) the LLM's, ``hybrid`` the LLM's and the repair operators' into
+    one tree, ``offline`` the repair operators only (see :func:`make_proposer`)."""
+    mode = _check_mode(mode)
+    if mode == "offline":
+        return make_proposer(
+            task,
+            stepper=stepper,
+            remembered_families=remembered_families,
+            remembered=remembered,
+        )
+    proposer = _llm_proposer(llm, stepper)
+    if mode == "hybrid":
+        families = _families(remembered) or remembered_families
+        return MixedProposer([proposer, _offline_proposer(task, stepper, families)])
+    return proposer
+
+
+def _check_mode(mode: str) -> ProposerMode:
     if mode not in ("auto", "offline", "llm", "hybrid"):
         raise ConfigError(f"mode={mode!r}: allowed 'auto', 'offline', 'llm', 'hybrid'")
-    if mode == "auto":
-        mode = "llm" if llm is not None else "offline"
-    if mode in ("llm", "hybrid") and llm is None:
-        raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
-    if mode == "llm":
-        assert llm is not None
-        return _llm_proposer(llm, stepper)
-    offline = _offline_proposer(task, stepper, remembered_families)
-    if mode == "offline":
-        return offline
-    assert llm is not None
-    from atlas_actors.search.proposers import MixedProposer
-
-    return MixedProposer([_llm_proposer(llm, stepper), offline])
+    return mode  # type: ignore[return-value]
 
 
-REMEMBERED_BOOST = 2.0
-"""How much a remembered edit family's prior is raised."""
+def _families(remembered: Sequence[Experience]) -> list[str]:
+    """Edit families that fixed the remembered similar tasks, most frequent first."""
+    counts: dict[str, int] = {}
+    for e in remembered:
+        for f in e.edit_families:
+            counts[f] = counts.get(f, 0) + 1
+    return sorted(counts, key=lambda f: (-counts[f], f))
 
 
 def _offline_proposer(task: Task, stepper: object, families: Sequence[str]) -> Any:
-    from atlas_actors.environments.base import Toolbox
-    from atlas_actors.swe.repair.proposer import OfflineRepairProposer
+    from atlas_actors.swe.repair.proposer import OfflineRepairProposer  # libcst: on first use
 
     if not isinstance(stepper, Toolbox):
         raise ConfigError(
@@ -71,12 +118,31 @@ def _offline_proposer(task: Task, stepper: object, families: Sequence[str]) -> A
 def _llm_proposer(llm: LLMConfig, stepper: Stepper | None) -> Any:
     """An LLM action proposer for one search, on the process's shared client for ``llm``
     (one concurrency limit, connection pool and cache for every search)."""
-    from atlas_actors.llm.client import LLMClient
-    from atlas_actors.llm.swe_proposer import LLMActionProposer
-    from atlas_actors.resources import shared_resource
+    from atlas_actors.llm.client import shared_client  # the LLM SDK: only with an LLM
+    from atlas_actors.swe.llm_proposer import LLMActionProposer
 
-    client = shared_resource(("llm-client", llm.model_dump_json()), lambda: LLMClient(llm))
-    return LLMActionProposer(client, stepper=stepper, owns_client=False)
+    return LLMActionProposer(shared_client(llm), stepper=stepper, owns_client=False)
+
+
+def seed_action(solution: Any) -> ProposedAction | None:
+    """A remembered patch as a first action of the tree search (None for anything else)."""
+    if not isinstance(solution, str):
+        return None
+    return ProposedAction(
+        action={"kind": "apply_patch", "patch": solution},
+        label="a remembered patch",
+        source="memory",
+    )
+
+
+def patch_changes(solution: Any) -> tuple[str, ...] | None:
+    """What a patch changes (its removed and added lines), so two diffs of one change
+    compare equal; None for anything but a patch."""
+    if not isinstance(solution, str):
+        return None
+    return tuple(
+        ln for ln in solution.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
+    )
 
 
 async def report(

@@ -1,4 +1,5 @@
-"""Grade SWE-bench predictions: ``grade_predictions`` (behind ``atlas-actors swe-eval``).
+"""Grade SWE-bench predictions: ``grade_predictions`` (behind ``atlas-actors swe-eval``,
+:mod:`atlas_actors.cli.swe_eval`).
 
 Predictions are SWE-bench's JSONL (``instance_id``, ``model_name_or_path``,
 ``model_patch``). Each is verified by an :class:`~atlas_actors.environments.base.Evaluator`
@@ -17,9 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -33,6 +34,7 @@ ProgressCallback = Callable[[int, int, str, str], None]
 ``unresolved``, ``empty``, ``error`` or ``cached-<status>``."""
 
 SCHEMA_VERSION = 2
+T = TypeVar("T")
 
 
 def load_predictions(path: str | Path) -> list[dict[str, Any]]:
@@ -111,34 +113,21 @@ async def grade_predictions(
     for p in preds:
         seen[p["instance_id"]] = p  # the last prediction for an id wins
     preds = list(seen.values())
-    evaluators = list(evaluator) if isinstance(evaluator, Sequence) else [evaluator]
-    if not evaluators:
-        raise InvalidTaskError("evaluator: give at least one Evaluator")
-    workers = len(evaluators) if len(evaluators) > 1 else max(1, concurrency)
     out = Path(out_dir)
     (out / "logs").mkdir(parents=True, exist_ok=True)
 
     results: dict[str, str] = {}
     model_names = sorted({str(p["model_name_or_path"]) for p in preds})
     total = len(preds)
-    send, receive = anyio.create_memory_object_stream[dict[str, Any]](total or 1)
-    for p in preds:
-        send.send_nowait(p)
-    send.close()
 
-    async def worker(ev: Evaluator) -> None:
-        async with receive.clone() as queue:
-            async for pred in queue:
-                iid = pred["instance_id"]
-                status = await _grade_one(by_id[iid], pred, out / "logs" / iid, ev)
-                results[iid] = status.removeprefix("cached-")
-                if progress is not None:
-                    progress(len(results), total, iid, status)
+    async def grade(pred: dict[str, Any], ev: Evaluator) -> None:
+        iid = pred["instance_id"]
+        status = await _grade_one(by_id[iid], pred, out / "logs" / iid, ev)
+        results[iid] = status.removeprefix("cached-")
+        if progress is not None:
+            progress(len(results), total, iid, status)
 
-    async with anyio.create_task_group() as tg:
-        for w in range(workers):
-            tg.start_soon(worker, evaluators[w % len(evaluators)])
-    receive.close()
+    await for_each(preds, evaluator, grade, concurrency=concurrency)
 
     def ids(status: str) -> list[str]:
         return sorted(i for i, s in results.items() if s == status)
@@ -160,8 +149,38 @@ async def grade_predictions(
         "model_name_or_path": model_names,
         "schema_version": SCHEMA_VERSION,
     }
-    await anyio.to_thread.run_sync(_write_json, out / "report.json", report)
+    await anyio.to_thread.run_sync(write_report, out / "report.json", report)
     return report
+
+
+async def for_each(
+    items: Sequence[T],
+    evaluator: Evaluator | Sequence[Evaluator],
+    work: Callable[[T, Evaluator], Awaitable[None]],
+    *,
+    concurrency: int = 1,
+) -> None:
+    """``work(item, evaluator)`` for every item, by workers: one per evaluator when given
+    a list (in-process ``LocalEvaluator``s must not be shared), else ``concurrency``
+    sharing the one (an actor pool)."""
+    evaluators = list(evaluator) if isinstance(evaluator, Sequence) else [evaluator]
+    if not evaluators:
+        raise InvalidTaskError("evaluator: give at least one Evaluator")
+    workers = len(evaluators) if len(evaluators) > 1 else max(1, concurrency)
+    send, receive = anyio.create_memory_object_stream[T](len(items) or 1)
+    for item in items:
+        send.send_nowait(item)
+    send.close()
+
+    async def worker(ev: Evaluator) -> None:
+        async with receive.clone() as queue:
+            async for item in queue:
+                await work(item, ev)
+
+    async with anyio.create_task_group() as tg:
+        for w in range(workers):
+            tg.start_soon(worker, evaluators[w % len(evaluators)])
+    receive.close()
 
 
 async def _grade_one(
@@ -179,14 +198,14 @@ async def _grade_one(
         return "cached-" + cached
     if not (patch or "").strip():
         entry.update(status="empty", resolved=False)
-        await anyio.to_thread.run_sync(_write_json, log_dir / "report.json", entry)
+        await anyio.to_thread.run_sync(write_report, log_dir / "report.json", entry)
         return "empty"
     try:
         outcomes = await ev.evaluate(instance.to_task(), [patch])
         outcome = outcomes[0]
     except (AtlasError, OSError, TimeoutError) as e:
         entry.update(status="error", resolved=False, error=f"{type(e).__name__}: {e}")
-        await anyio.to_thread.run_sync(_write_json, log_dir / "report.json", entry)
+        await anyio.to_thread.run_sync(write_report, log_dir / "report.json", entry)
         return "error"
     status = "resolved" if outcome.success else "unresolved"
     await anyio.to_thread.run_sync(_write_outcome, log_dir, entry, outcome, status)
@@ -208,7 +227,8 @@ def _start_log(log_dir: Path, patch: str | None, digest: str) -> str | None:
     return None
 
 
-def _write_json(path: Path, data: dict[str, Any]) -> None:
+def write_report(path: Path, data: dict[str, Any]) -> None:
+    """``data`` as JSON at ``path`` (and its ``error``, if any, in ``error.txt`` beside it)."""
     path.write_text(json.dumps(data, indent=2, default=str) + "\n")
     if data.get("error"):
         (path.parent / "error.txt").write_text(str(data["error"]) + "\n")
@@ -226,141 +246,4 @@ def _write_outcome(log_dir: Path, entry: dict[str, Any], outcome: Outcome, statu
         feedback=outcome.feedback,
         details=details,
     )
-    _write_json(log_dir / "report.json", entry)
-
-
-async def run_swe_eval_command(args: Any) -> int:
-    """``atlas-actors swe-eval``: grade ``--predictions`` against ``--instances`` into ``--out``.
-
-    Reads ``predictions``, ``out``, ``backend``, ``quiet``, ``workers``, ``address``,
-    ``no_ray`` and the shared SWE flags (:func:`atlas_actors.cli.swe.add_swe_data_flags`)
-    from ``args``. The images of the predicted instances are made present first (pulled
-    per ``--pull``, progress per layer in the same display); then, with Ray (default), a
-    pool of ``--workers`` environment actors grades in parallel, or with ``--no-ray``
-    ``--workers`` in-process environments do. ``report.json`` gets an ``images`` section
-    (what was present, pulled, built, pruned).
-    """
-    import os
-
-    from rich.console import Console
-
-    from atlas_actors.cli.swe import load_swe_instances, swe_run
-    from atlas_actors.environments.local import LocalEvaluator
-    from atlas_actors.swe.environment import SWEEnvironment
-
-    console = Console(stderr=True)
-    insts = await load_swe_instances(args)
-    preds = await anyio.to_thread.run_sync(load_predictions, args.predictions)
-    by_id = {i.instance_id: i for i in insts}
-    wanted = [by_id[i] for i in dict.fromkeys(p["instance_id"] for p in preds) if i in by_id]
-    workers = int(args.workers or os.cpu_count() or 1)
-    counts = {"resolved": 0, "unresolved": 0, "empty": 0, "error": 0}
-    bar = run_display(console, quiet=bool(args.quiet))
-    job = bar.add_task(
-        "[bold]swe-eval", total=len({p["instance_id"] for p in preds}), summary="", kind="tasks"
-    )
-
-    def progress(done: int, total: int, iid: str, status: str) -> None:
-        counts[status.removeprefix("cached-")] += 1
-        summary = f"resolved {counts['resolved']}  unresolved {counts['unresolved']}"
-        if counts["empty"] or counts["error"]:
-            summary += f"  empty {counts['empty']}  error {counts['error']}"
-        bar.update(job, completed=done, summary=summary)
-
-    out_dir = Path(args.out)
-    with bar:
-        async with swe_run(args, wanted, out_dir=out_dir, progress=bar) as run:
-            options = run.environment_options
-            if args.no_ray:
-                evaluators = [
-                    LocalEvaluator(factory=lambda t: SWEEnvironment(**options), max_tasks=1)
-                    for _ in range(workers)
-                ]
-                try:
-                    report = await grade_predictions(
-                        insts, preds, out_dir, evaluators, progress=progress
-                    )
-                finally:
-                    for ev in evaluators:
-                        await ev.aclose()
-            else:
-                from atlas_actors.actors.engine import RayRuntime
-                from atlas_actors.actors.pool import EnvironmentPool
-                from atlas_actors.config import EngineConfig
-
-                runtime = RayRuntime(EngineConfig(workers=workers, address=args.address))
-                await anyio.to_thread.run_sync(runtime.start)
-                pool = EnvironmentPool(
-                    workers,
-                    options={"swe": options},
-                    cache_sizes={"swe": 1},
-                    max_in_flight_per_actor=1,  # one container per actor: no sharing
-                    call_timeout_s=3600.0,
-                    actor_options={"num_cpus": 0},  # actors wait on containers, not CPU
-                )
-                try:
-                    await pool.start()
-                    report = await grade_predictions(
-                        insts, preds, out_dir, pool, progress=progress, concurrency=workers
-                    )
-                finally:
-                    with anyio.CancelScope(shield=True):
-                        await pool.aclose()
-                        await anyio.to_thread.run_sync(runtime.shutdown)
-        if run.images is not None:
-            report["images"] = run.images.record.as_dict()
-            await anyio.to_thread.run_sync(_write_json, out_dir / "report.json", report)
-    out = out_dir / "report.json"
-    console.print(
-        f"resolved {report['resolved_instances']} / {report['submitted_instances']} submitted "
-        f"({report['unresolved_instances']} unresolved, {report['empty_patch_instances']} "
-        f"empty, {report['error_instances']} errors); report: {out}"
-    )
-    if run.images is not None and (run.images.record.pulled or run.images.record.pruned):
-        rec = run.images.record
-        console.print(
-            f"images: {len(rec.pulled)} pulled, {len(rec.built)} built, "
-            f"{len(rec.pruned)} pruned (see {out_dir / 'images.json'})"
-        )
-    return 0
-
-
-def run_display(console: Any, *, quiet: bool = False) -> Any:
-    """The rich Progress a SWE run shows: the run's row (done/total) and, while images
-    are pulled, a row per image and per layer (bytes); rows have ``kind`` and
-    ``summary`` fields (see :class:`atlas_actors.cli.swe.PullDisplay`)."""
-    from rich.progress import (
-        BarColumn,
-        DownloadColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        Task,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-    from rich.text import Text
-
-    class Count(ProgressColumn):
-        def __init__(self) -> None:
-            super().__init__()
-            self.mofn = MofNCompleteColumn()
-            self.bytes = DownloadColumn()
-
-        def render(self, task: Task) -> Text:
-            kind = task.fields.get("kind")
-            if kind == "layer":
-                return self.bytes.render(task) if task.total else Text("")
-            if kind == "image":
-                return Text("")
-            return self.mofn.render(task)
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        Count(),
-        TextColumn("{task.fields[summary]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=quiet,
-    )
+    write_report(log_dir / "report.json", entry)

@@ -18,12 +18,13 @@ from typing import Any
 import anyio
 import pytest
 
+from atlas_actors.environments import PassthroughEnvironment, register_domain, unregister_domain
 from atlas_actors.errors import AtlasError, ConfigError, CorruptMemoryError
 from atlas_actors.memory import (
+    DomainFeatures,
     MemorySystem,
     default_memory_path,
     experience_from_result,
-    register_features,
 )
 from atlas_actors.types import Experience, Outcome, Task, TaskResult
 from tests.helpers.memory_workers import make_experience, write_forever, write_many
@@ -297,7 +298,13 @@ def test_stale_features_are_recomputed(memory: MemorySystem) -> None:
     def v2(task: Task, solution: Any, hindsight: bool) -> dict[str, Any]:
         return {"k": task.description}
 
-    register_features("toy-versions", extract=v1, similarity=sim, version="1")
+    def register(extract: Any, version: str) -> None:
+        features = DomainFeatures("toy-versions", version, extract=extract, similarity=sim)
+        register_domain(
+            "toy-versions", environment=PassthroughEnvironment, features=features, replace=True
+        )
+
+    register(v1, "1")
     memory.record_sync(
         Experience(
             id="e",
@@ -306,11 +313,14 @@ def test_stale_features_are_recomputed(memory: MemorySystem) -> None:
         )
     )
     assert memory.get_sync("e").features == {"k": "old", "v": "toy-versions:1"}  # type: ignore[union-attr]
-    register_features("toy-versions", extract=v2, similarity=sim, version="2")
-    query = Task(id="q", domain="toy-versions", description="blue", context={"other": 1})
-    found = memory.query_sync(query)  # not a repeat: another context
-    assert found[0][1] == pytest.approx(0.99)
-    assert memory.get_sync("e").features == {"k": "blue", "v": "toy-versions:2"}  # type: ignore[union-attr]
+    register(v2, "2")
+    try:
+        query = Task(id="q", domain="toy-versions", description="blue", context={"other": 1})
+        found = memory.query_sync(query)  # not a repeat: another context
+        assert found[0][1] == pytest.approx(0.99)
+        assert memory.get_sync("e").features == {"k": "blue", "v": "toy-versions:2"}  # type: ignore[union-attr]
+    finally:
+        unregister_domain("toy-versions")
 
 
 def test_picklable_and_usable_in_another_thread(memory: MemorySystem) -> None:

@@ -42,10 +42,8 @@ by parsing just the statement it changes (inside stubs of its enclosing ``def``/
 loop, so ``return``, ``break`` and ``await`` are checked in context) and re-hashing that
 statement's ancestors. Statement insertions and keyword edits are also ``compile()``-d in
 that stub; chunks with ``global``, ``nonlocal`` or ``yield`` compile the whole chunk.
-Measured (``tests/swe/repair/test_performance.py``; 2 shared cores, Python 3.11): the
-313-line ``tests/swe/repair/data/ledger.py.txt`` with 10 suspicious lines in seven
-functions gives 665 candidates in 0.13-0.16 s of CPU (0.4-0.6 s wall with the machine's
-load average near 20). All 313 lines suspicious: about 10,000 candidates in 1.6-2 s.
+``tests/swe/repair/test_performance.py`` exercises it on a 313-line file (the figures are
+in docs/benchmarks.md, "Offline repair").
 
 ``generate_edits`` is plain synchronous CPU work with no shared state: call it from a
 worker thread or process in async code.
@@ -58,20 +56,21 @@ import math
 import operator
 from collections.abc import Collection, Mapping
 
-from atlas_actors.swe.repair._digest import DigestTree, header_of, stmt_digest
-from atlas_actors.swe.repair._facts import Facts
-from atlas_actors.swe.repair._ops_call import EXPRESSION_FAMILIES
-from atlas_actors.swe.repair._ops_stmt import STATEMENT_FAMILIES
-from atlas_actors.swe.repair._source import Source
-from atlas_actors.swe.repair._stmts import StmtInfo, map_statements
-from atlas_actors.swe.repair._unit import Raw, Unit
+from atlas_actors.swe.repair.analysis.ast_keys import DigestTree, header_of, stmt_digest
+from atlas_actors.swe.repair.analysis.file_facts import Facts
+from atlas_actors.swe.repair.analysis.source_text import Source
+from atlas_actors.swe.repair.analysis.statement_map import StmtInfo, map_statements
 from atlas_actors.swe.repair.catalogue import CATALOGUE, FAMILIES
+from atlas_actors.swe.repair.families.missing import MISSING_FAMILIES
+from atlas_actors.swe.repair.families.names_calls import EXPRESSION_FAMILIES
+from atlas_actors.swe.repair.families.statement_view import Raw, Unit
+from atlas_actors.swe.repair.families.statements import STATEMENT_FAMILIES
 from atlas_actors.swe.repair.hints import RepairHints
 from atlas_actors.swe.repair.patch import CandidateEdit, edit_diff, split_lines
 
 __all__ = ["CandidateEdit", "generate_edits"]
 
-_IMPLEMENTATIONS = {**EXPRESSION_FAMILIES, **STATEMENT_FAMILIES}
+_IMPLEMENTATIONS = {**EXPRESSION_FAMILIES, **STATEMENT_FAMILIES, **MISSING_FAMILIES}
 _ORDER = {family.name: k for k, family in enumerate(CATALOGUE)}
 
 if set(_IMPLEMENTATIONS) != set(FAMILIES):  # pragma: no cover - a wiring error
