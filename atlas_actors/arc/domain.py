@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.arc.dsl import readable
 from atlas_actors.arc.environment import ARCEnvironment
@@ -31,17 +31,29 @@ class ARCOptions(BaseModel):
     bounded by op applications alone and a run with an evaluation budget gives the same
     answers on any machine (the CLI does this with ``--budget``). The LLM proposer
     ignores it."""
+    time_limit_s: float | None = Field(default=None, gt=0.0)
+    """The search's wall-clock time limit, told to the DSL proposer so that its
+    enumeration steps end at it (the search checks the limit only between proposer
+    calls); None: the proposer reads no wall clock. The LLM proposer ignores it."""
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True) -> Proposer:
+def make_proposer(
+    task: Task,
+    llm: LLMConfig | None = None,
+    *,
+    cpu_limits: bool = True,
+    time_limit_s: float | None = None,
+) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
-    result however many searches ran before or beside it). ``cpu_limits``: see
-    :class:`ARCOptions`."""
+    result however many searches ran before or beside it). ``cpu_limits`` and
+    ``time_limit_s``: see :class:`ARCOptions`."""
     if cpu_limits:
-        return DSLProposer()
+        return DSLProposer(time_limit=time_limit_s)
     inf = float("inf")
-    return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
+    return DSLProposer(
+        initial_seconds=inf, step_seconds=inf, second_seconds=inf, time_limit=time_limit_s
+    )
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:

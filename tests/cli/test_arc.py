@@ -348,3 +348,21 @@ def test_progress_notes_outside_a_terminal_are_lines() -> None:
         noted = [ln for ln in out.getvalue().splitlines() if "test runs" in ln]
         assert len(noted) == expected, out.getvalue()
         assert noted[0] == "SWE 0/2  solved 0/0  elapsed 0:00:00  nodes 3  test runs 5"
+
+
+@pytest.mark.parametrize(
+    ("argv", "limit"),
+    [
+        ([], 15.0),  # the default
+        (["--budget", "100"], None),  # a budget bounds the search: no clock
+        (["--budget", "100", "--time-limit", "2"], 2.0),  # unless a limit is asked for
+        (["--time-limit", "1.2"], 1.2),
+    ],
+)
+def test_the_time_limit_and_the_budget(argv: list[str], limit: float | None) -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.arc import search_config, time_limit
+
+    args = build_parser().parse_args(["arc", *argv])
+    assert time_limit(args) == limit
+    assert search_config(args).time_limit_s == limit
