@@ -37,6 +37,26 @@ def clear_caches() -> None:
     _CACHE_BOX.clear()
 
 
+def rigid_transform(g: Grid, k: int) -> Grid:
+    """Rigid transform ``k``: 0 identity, 1-3 quarter turns clockwise, 4 ``flip_h``,
+    5 ``flip_v``, 6 ``transpose``, 7 ``antitranspose``."""
+    if k == 0:
+        return g
+    if k == 1:
+        return g[::-1].T
+    if k == 2:
+        return g[::-1, ::-1]
+    if k == 3:
+        return g.T[::-1]
+    if k == 4:
+        return g[:, ::-1]
+    if k == 5:
+        return g[::-1, :]
+    if k == 6:
+        return g.T
+    return g.T[::-1, ::-1]
+
+
 def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
     """Connected components (4- or 8-connected) of non-background cells.
 

@@ -16,7 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components, pick_index, role_color, sep_segments
+from atlas_actors.arc.grids import (
+    Grid,
+    components,
+    pick_index,
+    rigid_transform,
+    role_color,
+    sep_segments,
+)
 from atlas_actors.arc.registry import When
 
 Args = tuple[Any, ...]
@@ -178,16 +185,13 @@ class Ctx:
 
     def turned(self, k: int) -> Ctx:
         """This context with every grid under rigid transform ``k`` (see
-        :func:`atlas_actors.arc.ops.geometry.rigid`): the generator of an op's turned
+        :func:`atlas_actors.arc.grids.rigid_transform`): the generator of an op's turned
         twin (``op_r(g, k) = unrigid(op(rigid(g, k)), k)``) is the op's generator run on it."""
-        # the op families import this module: import the op when the context is built
-        from atlas_actors.arc.ops.geometry import rigid
-
         return self._get(  # type: ignore[no-any-return]
             f"turned{k}",
             lambda: Ctx(
-                [rigid(s, k) for s in self.states],
-                [rigid(t, k) for t in self.targets],
+                [rigid_transform(s, k) for s in self.states],
+                [rigid_transform(t, k) for t in self.targets],
                 self.bg,
                 self.depth,
             ),

@@ -8,9 +8,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components, d4_cells, role_color
+from atlas_actors.arc.grids import Grid, components, d4_cells, rigid_transform, role_color
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -334,7 +333,7 @@ def _best_place(
     best: tuple[tuple[int, int, int], int, int, Grid] | None = None  # (key, y, x, patch)
     seen: set[tuple[tuple[int, int], bytes]] = set()
     for order, t in enumerate(ts):
-        base = rigid(shape, t)
+        base = rigid_transform(shape, t)
         if (base.shape, base.tobytes()) in seen:  # a symmetric shape: nothing new
             continue
         seen.add((base.shape, base.tobytes()))

@@ -7,10 +7,16 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import GRID_FEATURES, Grid, grid_feature, line_segments, sep_segments
+from atlas_actors.arc.grids import (
+    GRID_FEATURES,
+    Grid,
+    grid_feature,
+    line_segments,
+    rigid_transform,
+    sep_segments,
+)
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells, painted_only
 from atlas_actors.arc.ops.connect import connect
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -438,7 +444,7 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
         if not (src == t[y0:y1, x0:x1]).all() or (s == t).all():
             return
         ok = [
-            {k for k in range(8) if np.array_equal(rigid(src, k), t[a:b, c:d])}
+            {k for k in range(8) if np.array_equal(rigid_transform(src, k), t[a:b, c:d])}
             for a, b, c, d in boxes
         ]
         allowed = ok if allowed is None else [x & y for x, y in zip(allowed, ok, strict=True)]
@@ -464,7 +470,7 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
 )
 def panel_transforms(g: Grid, ts: list[int], bg: int) -> Grid:
     """The grid is cut into panels by full separator lines of one colour; panel ``i``
-    (reading order) is replaced by the first panel transformed by ``rigid(ts[i])``
+    (reading order) is replaced by the first panel transformed by ``rigid_transform(ts[i])``
     (a panel strip completed with rotations or reflections of its first panel)."""
     boxes = _panels(g, bg)
     if len(boxes) < 2 or len(boxes) != len(ts):
@@ -473,7 +479,7 @@ def panel_transforms(g: Grid, ts: list[int], bg: int) -> Grid:
     src = g[y0:y1, x0:x1]
     o = g.copy()
     for (a, b, c, d), t in zip(boxes[1:], ts[1:], strict=True):
-        part = rigid(src, int(t))
+        part = rigid_transform(src, int(t))
         if part.shape != (b - a, d - c):
             raise ValueError("panel shapes differ")
         o[a:b, c:d] = part

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components
+from atlas_actors.arc.grids import Grid, components, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, fits, same_counts, some_change
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
@@ -104,23 +104,10 @@ def antitranspose(g: Grid) -> Grid:
     ],
 )
 def rigid(g: Grid, k: int) -> Grid:
-    """Rigid transform ``k``: 0 identity, 1-3 quarter turns clockwise, 4 ``flip_h``,
-    5 ``flip_v``, 6 ``transpose``, 7 ``antitranspose``."""
-    if k == 0:
-        return g
-    if k == 1:
-        return g[::-1].T
-    if k == 2:
-        return g[::-1, ::-1]
-    if k == 3:
-        return g.T[::-1]
-    if k == 4:
-        return g[:, ::-1]
-    if k == 5:
-        return g[::-1, :]
-    if k == 6:
-        return g.T
-    return g.T[::-1, ::-1]
+    """Rigid transform ``k`` as an op: 0 identity, 1-3 quarter turns clockwise, 4
+    ``flip_h``, 5 ``flip_v``, 6 ``transpose``, 7 ``antitranspose``
+    (:func:`atlas_actors.arc.grids.rigid_transform`)."""
+    return rigid_transform(g, k)
 
 
 def g_shift(ctx: Ctx) -> Iterator[Args]:

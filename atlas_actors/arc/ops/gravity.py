@@ -15,6 +15,7 @@ from atlas_actors.arc.grids import (
     Grid,
     components,
     dots_and_rest,
+    rigid_transform,
     select_object,
 )
 from atlas_actors.arc.infer import (
@@ -26,7 +27,6 @@ from atlas_actors.arc.infer import (
     same_counts,
     some_change,
 )
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -48,14 +48,14 @@ def gravity(g: Grid, d: str, bg: int) -> Grid:
     """Let every non-background cell fall toward side ``d`` (down/up/left/right)."""
     fwd, back = {"down": (0, 0), "up": (5, 5), "left": (3, 1), "right": (1, 3)}[d]
     # turn the grid so that side d is at the bottom, compact columns, turn back
-    a = rigid(g, fwd)
+    a = rigid_transform(g, fwd)
     o = np.full_like(a, bg)
     for x in range(a.shape[1]):
         col = a[:, x]
         fg = col[col != bg]
         if fg.size:
             o[a.shape[0] - fg.size :, x] = fg
-    return rigid(o, back)
+    return rigid_transform(o, back)
 
 
 def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
@@ -80,7 +80,7 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
     """Move every object (as a rigid body) toward side ``d`` until it hits the edge or
     another cell; objects nearest the side move first."""
     fwd, back = {"down": (0, 0), "up": (5, 5), "left": (3, 1), "right": (1, 3)}[d]
-    a = rigid(g, fwd).copy()
+    a = rigid_transform(g, fwd).copy()
     h = a.shape[0]
     objs = components(a, conn, 0, bg)
     if len(objs) > 60:
@@ -96,7 +96,7 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
         below = np.vstack([first[1:], np.full((1, a.shape[1]), h)])
         step = int((below[ys, xs] - ys - 1).min())
         a[ys + step, xs] = vals
-    return rigid(a, back)
+    return rigid_transform(a, back)
 
 
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import GRAVITY, Grid
+from atlas_actors.arc.grids import GRAVITY, Grid, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -284,7 +283,7 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     down, left, up) periodically to the far side: the smallest period of the lines up
     to the last one holding non-background cells."""
     fwd, back = {"right": (0, 0), "left": (4, 4), "down": (6, 6), "up": (7, 7)}[d]
-    a = rigid(g, fwd)
+    a = rigid_transform(g, fwd)
     cols = np.nonzero((a != bg).any(axis=0))[0]
     if cols.size == 0:
         raise ValueError("empty grid")
@@ -296,7 +295,7 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     else:
         raise ValueError("no period")
     idx = np.arange(a.shape[1]) % p
-    return rigid(np.asarray(a[:, idx]), back)
+    return rigid_transform(np.asarray(a[:, idx]), back)
 
 
 def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
@@ -404,7 +403,7 @@ def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
     the line ``p`` before it shifted sideways by one fixed drift (a staircase, a
     zigzag, or a plain repetition with drift 0)."""
     fwd, back = {"down": (0, 0), "up": (5, 5), "right": (6, 6), "left": (7, 7)}[d]
-    a = rigid(g, fwd)
+    a = rigid_transform(g, fwd)
     h, w = a.shape
     if n <= h or not (a != bg).any():
         raise ValueError("nothing to grow")
@@ -414,7 +413,7 @@ def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
             if all(np.array_equal(rows[i + p], _shift_row(rows[i], dx, bg)) for i in range(h - p)):
                 while len(rows) < n:
                     rows.append(_shift_row(rows[-p], dx, bg))
-                return rigid(np.array(rows, dtype=g.dtype), back)
+                return rigid_transform(np.array(rows, dtype=g.dtype), back)
     raise ValueError("no drifting period")
 
 

@@ -7,9 +7,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import CORNERS, Grid, grid_feature
+from atlas_actors.arc.grids import CORNERS, Grid, grid_feature, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -123,7 +122,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
                 for s, t in ctx.pairs:
                     h, w = s.shape
                     block = t[r * h : (r + 1) * h, c * w : (c + 1) * w]
-                    m = rigid(s, k)
+                    m = rigid_transform(s, k)
                     if m.shape != block.shape or not (m == block).all():
                         fits = False
                         break
@@ -145,7 +144,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
 )
 def tile_t(g: Grid, ny: int, nx: int, ts: list[int]) -> Grid:
     """Tile ``ny`` x ``nx`` copies, copy ``i`` (reading order) transformed by ``rigid(ts[i])``."""
-    parts = [rigid(g, int(t)) for t in ts]
+    parts = [rigid_transform(g, int(t)) for t in ts]
     if len(parts) != ny * nx or len({p.shape for p in parts}) != 1:
         raise ValueError("tile transforms do not fit")
     rows = [np.concatenate(parts[r * nx : (r + 1) * nx], axis=1) for r in range(ny)]
@@ -579,7 +578,10 @@ def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
     except ValueError:
         return
     if any(
-        all(np.array_equal(rigid(o, r), t) for o, (_, t) in zip(outs, ctx.pairs, strict=True))
+        all(
+            np.array_equal(rigid_transform(o, r), t)
+            for o, (_, t) in zip(outs, ctx.pairs, strict=True)
+        )
         for r in range(8)
     ):
         yield (ctx.bg,)

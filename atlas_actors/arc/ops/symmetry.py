@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid
+from atlas_actors.arc.grids import Grid, rigid_transform
 from atlas_actors.arc.infer import (
     Args,
     Ctx,
@@ -19,7 +19,6 @@ from atlas_actors.arc.infer import (
     noise_colors,
     painted_bg,
 )
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -102,7 +101,7 @@ def symmetrize(g: Grid, kind: str, bg: int) -> Grid:
     ks = {"h": [4], "v": [5], "hv": [4, 5, 2], "rot": [1, 2, 3], "diag": [6, 7]}[kind]
     for _ in range(2):
         for k in ks:
-            m = rigid(o, k)
+            m = rigid_transform(o, k)
             if m.shape != o.shape:
                 raise ValueError("not square")
             o = np.where(o == bg, m, o)
