@@ -69,10 +69,6 @@ class Stop:
             return True
         return self.cpu != INF and time.thread_time() >= self.cpu
 
-    def cpu_left(self) -> float:
-        """CPU seconds left under the cap (infinite without one)."""
-        return INF if self.cpu == INF else self.cpu - time.thread_time()
-
 
 NEVER = Stop()
 """No clock: a step bounded by its budget alone."""
