@@ -79,6 +79,7 @@ class DSLProposer:
         held_out_budget: int = 12000,
         held_out_step: int = 1000,
         time_limit: float | None = None,
+        check_views: bool = False,
     ) -> None:
         """``initial_budget``/``mutate_budget``: op applications the enumeration spends per
         ``initial`` / ``mutate`` call (about 2000-4000 per second on one core).
@@ -101,7 +102,10 @@ class DSLProposer:
         ``time_limit``: wall-clock seconds from this proposer's first call (the search's
         time limit) after which every enumeration step ends early, so a call never runs
         far past the limit the search checks between calls; None: no wall clock (a
-        budgeted run is then bounded by op applications alone)."""
+        budgeted run is then bounded by op applications alone).
+        ``check_views``: rank the programs that fit every train pair by whether their
+        test answers keep the views of the task they keep on the train inputs
+        (``TaskSolver.check_views``)."""
         self.proposals_per_call = proposals_per_call
         self.initial_budget = initial_budget
         self.mutate_budget = mutate_budget
@@ -113,6 +117,7 @@ class DSLProposer:
         self.held_out_budget = held_out_budget
         self.held_out_step = held_out_step
         self.time_limit = time_limit
+        self.check_views = check_views
         self._deadline: float | None = None
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
@@ -144,7 +149,7 @@ class DSLProposer:
                 self._entries.move_to_end(task.id)
                 return e
         train, tests = task_grids(task)
-        e = _Entry(TaskSolver(train, tests))
+        e = _Entry(TaskSolver(train, tests, check_views=self.check_views))
         with self._lock:
             e = self._entries.setdefault(task.id, e)
             while len(self._entries) > self.max_tasks:

@@ -16,13 +16,14 @@ from __future__ import annotations
 import heapq
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 
-from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
-from atlas_actors.arc.grids import role_color, selection_tied
+from atlas_actors.arc.dsl import OPS, Expr, compile_program, expr_size, program_of
+from atlas_actors.arc.grids import rigid_transform, role_color, selection_tied
 from atlas_actors.arc.infer import Ctx, cmap_of_codes
 from atlas_actors.arc.ops import GENERATED, GENERATORS
 from atlas_actors.arc.ops.assembly import paint_fg
@@ -68,6 +69,11 @@ class Stop:
         if self.wall is not None and time.monotonic() >= self.wall:
             return True
         return self.cpu != INF and time.thread_time() >= self.cpu
+
+
+VIEW_CHECKED = 12
+"""Exact programs (the simplest first) whose answers :meth:`TaskSolver.view_breaks`
+checks when views are checked."""
 
 
 NEVER = Stop()
@@ -212,6 +218,9 @@ class TaskSolver:
     None keeps ``max_depth`` for good."""
     parked: list[Node] = field(default_factory=list)
     """States at the depth limit, expanded once it rises."""
+    check_views: bool = False
+    """Whether :meth:`solutions` ranks programs whose test answer breaks a view they
+    keep on every train input (:meth:`view_breaks`) after those that keep theirs."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -728,6 +737,9 @@ class TaskSolver:
             self.exact,
             key=lambda n: (complexity(n.expr) + self._ties(n.expr), len(str(n.expr))),
         )
+        if self.check_views:  # a stable sort: simplest first among equals
+            head = sorted(ranked[:VIEW_CHECKED], key=lambda n: self.view_breaks(n) > 0)
+            ranked = head + ranked[VIEW_CHECKED:]
         if self.pinned is not None and ranked and ranked[0] is not self.pinned:
             ranked = [self.pinned, *(n for n in ranked if n is not self.pinned)]
         # The second attempt is worth most when it comes from a structurally different
@@ -745,6 +757,55 @@ class TaskSolver:
             if i is not None and i > 1:
                 ranked.insert(1, ranked.pop(i))
         return ranked
+
+    def view_breaks(self, node: Node) -> int:
+        """Views of the task (the seven rigid transforms and a cycle of the colours other
+        than the background) that ``node``'s program keeps on every train input (run on
+        the transformed input it gives the transformed output) but breaks on some test
+        input. Where the program's ops do not commute with a view (a fixed position or
+        colour) it keeps it on no train input either, and that view says nothing; a
+        break says the test answer depends on something the train pairs never showed.
+        """
+        key = ("views", node.expr)
+        hit = self.memo.get(key)
+        if isinstance(hit, int) and not isinstance(hit, bool):
+            return hit
+        try:
+            fn = compile_program(program_of(node.expr))
+        except Exception:
+            self.memo[key] = 0
+            return 0
+        breaks = 0
+        n = self.n_train
+        for view in self._views():
+
+            def keeps(lo: int, hi: int, view: Callable[[Grid], Grid] = view) -> bool:
+                try:
+                    return all(
+                        np.array_equal(np.asarray(fn(view(x))), view(o))
+                        for x, o in zip(self.inputs[lo:hi], node.outs[lo:hi], strict=True)
+                    )
+                except Exception:
+                    return False
+
+            if keeps(0, n) and not keeps(n, len(self.inputs)):
+                breaks += 1
+        self.memo[key] = breaks
+        return breaks
+
+    def _views(self) -> list[Callable[[Grid], Grid]]:
+        """The transforms :meth:`view_breaks` tries."""
+        others = [c for c in range(10) if c != self.bg]
+        table = np.arange(10)
+        table[others] = others[1:] + others[:1]
+
+        def turn(k: int) -> Callable[[Grid], Grid]:
+            return lambda g: rigid_transform(g, k)
+
+        def recolour(g: Grid) -> Grid:
+            return table[g]
+
+        return [*(turn(k) for k in range(1, 8)), recolour]
 
     def _ties(self, e: Expr) -> float:
         """Object selections in ``e`` that are ties, each counted by the share of the

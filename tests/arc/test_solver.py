@@ -136,3 +136,21 @@ def test_a_passed_wall_deadline_stops_a_search_step() -> None:
     s = _small_solver()
     s.search(2000, 1e9, deadline=time.monotonic() - 1)
     assert s.applications == 0
+
+
+def test_an_answer_that_breaks_a_view_kept_on_train_ranks_after_one_that_keeps_it() -> None:
+    # train: colours 1 and 2 only; the test input also has 5
+    s = TaskSolver([(G([[1, 2], [0, 0]]), G([[2, 1], [0, 0]]))], [G([[5, 1], [0, 3]])])
+    flip = s.node_for(("flip_h", "x"))
+    erase = s.node_for(("erase_color", ("flip_h", "x"), 5, 0))
+    assert flip is not None and erase is not None
+    # both fit the train pair; cycling the colours commutes with both on the train
+    # input, and with erasing 5 not on the test input (its 4 would become 5)
+    assert s.view_breaks(flip) == 0
+    assert s.view_breaks(erase) >= 1
+    longer = s.node_for(("flip_v", ("flip_v", ("flip_h", "x"))))  # flip's answer, 3 ops
+    assert longer is not None and s.view_breaks(longer) == 0
+    s.exact = [longer, erase]
+    assert s.solutions()[0] is erase  # simplest first
+    s.check_views = True
+    assert s.solutions()[0] is longer
