@@ -35,6 +35,10 @@ class ARCOptions(BaseModel):
     """The search's wall-clock time limit, told to the DSL proposer so that its
     enumeration steps end at it (the search checks the limit only between proposer
     calls); None: the proposer reads no wall clock. The LLM proposer ignores it."""
+    check_views: bool = False
+    """Rank the DSL programs that fit every train pair by whether their test answers keep
+    the views of the task they keep on the train inputs (``DSLProposer(check_views=)``;
+    see docs/arc.md). The LLM proposer ignores it."""
 
 
 def make_proposer(
@@ -43,17 +47,17 @@ def make_proposer(
     *,
     cpu_limits: bool = True,
     time_limit_s: float | None = None,
+    check_views: bool = False,
 ) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
-    result however many searches ran before or beside it). ``cpu_limits`` and
-    ``time_limit_s``: see :class:`ARCOptions`."""
-    if cpu_limits:
-        return DSLProposer(time_limit=time_limit_s)
-    inf = float("inf")
-    return DSLProposer(
-        initial_seconds=inf, step_seconds=inf, second_seconds=inf, time_limit=time_limit_s
-    )
+    result however many searches ran before or beside it). ``cpu_limits``,
+    ``time_limit_s`` and ``check_views``: see :class:`ARCOptions`."""
+    proposer = DSLProposer(time_limit=time_limit_s, check_views=check_views)
+    if not cpu_limits:
+        inf = float("inf")
+        proposer.initial_seconds = proposer.step_seconds = proposer.second_seconds = inf
+    return proposer
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:

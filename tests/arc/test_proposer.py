@@ -263,3 +263,17 @@ def test_program_keys_are_canonical_memoised_and_take_unhashable_programs() -> N
     assert proposer._key(expr) is proposer._key(expr)  # the memo's answer
     assert proposer._key(["recolor", ["rigid", "x", 1], [[1, 2]]]) == proposer._key(expr)
     assert proposer._key(("no_such_op", "x")) == "invalid"
+
+
+def test_the_arc_options_reach_the_dsl_proposer() -> None:
+    from atlas_actors.arc import domain
+
+    task = arc_task("1f85a75f")
+    opts = domain.ARCOptions(cpu_limits=False, time_limit_s=3.0, check_views=True)
+    prop = domain.make_proposer(task, **opts.model_dump())
+    assert isinstance(prop, DSLProposer)
+    assert prop.step_seconds == float("inf") and prop.time_limit == 3.0
+    assert prop.entry(task).solver.check_views
+    default = domain.make_proposer(task)
+    assert isinstance(default, DSLProposer)
+    assert default.step_seconds < float("inf") and not default.entry(task).solver.check_views
