@@ -16,11 +16,7 @@ GENERIC = ("search", "llm", "memory", "actors", "environments", "config.py", "ty
 DOMAINS = ("arc", "swe")
 """The built-in domain packages."""
 
-KNOWN_CYCLES: list[set[str]] = [
-    # Ctx.turned (arc.infer) needs the op family's rigid transform; the family imports
-    # arc.infer. The arc/ops rework moves rigid into arc.grids and ends this one.
-    {"atlas_actors.arc.infer", "atlas_actors.arc.ops.geometry"},
-]
+KNOWN_CYCLES: list[set[str]] = []
 
 
 def _modules() -> dict[str, Path]:

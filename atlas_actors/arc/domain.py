@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.arc.dsl import readable
 from atlas_actors.arc.environment import ARCEnvironment
@@ -31,17 +31,33 @@ class ARCOptions(BaseModel):
     bounded by op applications alone and a run with an evaluation budget gives the same
     answers on any machine (the CLI does this with ``--budget``). The LLM proposer
     ignores it."""
+    time_limit_s: float | None = Field(default=None, gt=0.0)
+    """The search's wall-clock time limit, told to the DSL proposer so that its
+    enumeration steps end at it (the search checks the limit only between proposer
+    calls); None: the proposer reads no wall clock. The LLM proposer ignores it."""
+    check_views: bool = False
+    """Rank the DSL programs that fit every train pair by whether their test answers keep
+    the views of the task they keep on the train inputs (``DSLProposer(check_views=)``;
+    see docs/arc.md). The LLM proposer ignores it."""
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True) -> Proposer:
+def make_proposer(
+    task: Task,
+    llm: LLMConfig | None = None,
+    *,
+    cpu_limits: bool = True,
+    time_limit_s: float | None = None,
+    check_views: bool = False,
+) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
-    result however many searches ran before or beside it). ``cpu_limits``: see
-    :class:`ARCOptions`."""
-    if cpu_limits:
-        return DSLProposer()
-    inf = float("inf")
-    return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
+    result however many searches ran before or beside it). ``cpu_limits``,
+    ``time_limit_s`` and ``check_views``: see :class:`ARCOptions`."""
+    proposer = DSLProposer(time_limit=time_limit_s, check_views=check_views)
+    if not cpu_limits:
+        inf = float("inf")
+        proposer.initial_seconds = proposer.step_seconds = proposer.second_seconds = inf
+    return proposer
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:

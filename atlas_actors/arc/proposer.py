@@ -29,7 +29,7 @@ import anyio.to_thread
 
 from atlas_actors.arc.dsl import OPS, Expr, Program, program_of
 from atlas_actors.arc.registry import SUB_KINDS, K, OneOf, ParamKind
-from atlas_actors.arc.solver import Node, TaskSolver
+from atlas_actors.arc.solver import Node, Stop, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
 
@@ -78,6 +78,8 @@ class DSLProposer:
         second_seconds: float = 4.0,
         held_out_budget: int = 12000,
         held_out_step: int = 1000,
+        time_limit: float | None = None,
+        check_views: bool = False,
     ) -> None:
         """``initial_budget``/``mutate_budget``: op applications the enumeration spends per
         ``initial`` / ``mutate`` call.
@@ -96,7 +98,14 @@ class DSLProposer:
         ``held_out_budget`` in all per task) on enumerations that each hold one train
         pair out (tasks with three or more pairs), for programs exact on the others that
         get the held-out pair nearly right: a slip in one hand-drawn pair then no longer
-        hides the rule (``TaskSolver.held_out``). 0 turns it off."""
+        hides the rule (``TaskSolver.held_out``). 0 turns it off.
+        ``time_limit``: wall-clock seconds from this proposer's first call (the search's
+        time limit) after which every enumeration step ends early, so a call never runs
+        far past the limit the search checks between calls; None: no wall clock (a
+        budgeted run is then bounded by op applications alone).
+        ``check_views``: rank the programs that fit every train pair by whether their
+        test answers keep the views of the task they keep on the train inputs
+        (``TaskSolver.check_views``)."""
         self.proposals_per_call = proposals_per_call
         self.initial_budget = initial_budget
         self.mutate_budget = mutate_budget
@@ -107,6 +116,9 @@ class DSLProposer:
         self.second_seconds = second_seconds
         self.held_out_budget = held_out_budget
         self.held_out_step = held_out_step
+        self.time_limit = time_limit
+        self.check_views = check_views
+        self._deadline: float | None = None
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -129,13 +141,15 @@ class DSLProposer:
 
     def entry(self, task: Task) -> _Entry:
         """Per-task analysis and enumeration state (cached by task id)."""
+        if self.time_limit is not None and self._deadline is None:
+            self._deadline = time.monotonic() + self.time_limit
         with self._lock:
             e = self._entries.get(task.id)
             if e is not None:
                 self._entries.move_to_end(task.id)
                 return e
         train, tests = task_grids(task)
-        e = _Entry(TaskSolver(train, tests))
+        e = _Entry(TaskSolver(train, tests, check_views=self.check_views))
         with self._lock:
             e = self._entries.setdefault(task.id, e)
             while len(self._entries) > self.max_tasks:
@@ -149,13 +163,15 @@ class DSLProposer:
     def initial_sync(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         e = self.entry(task)
         with e.lock:
-            e.solver.search(self.initial_budget, max_seconds=self.initial_seconds)
+            e.solver.search(self.initial_budget, self.initial_seconds, self._deadline)
             near: list[Node] = []
             s = e.solver
             if (
                 s.exact
                 and s.pinned is None  # once per task: it pins
-                and not s.search_alternative(self.second_budget, self.second_seconds)
+                and not s.search_alternative(
+                    self.second_budget, self.second_seconds, deadline=self._deadline
+                )
             ):
                 near = self._near_reading(e)
             out = self._take_exact(e)
@@ -180,11 +196,13 @@ class DSLProposer:
     ) -> list[Any]:
         e = self.entry(task)
         with e.lock:
-            e.solver.search(self.mutate_budget, max_seconds=self.step_seconds / 2)
+            e.solver.search(self.mutate_budget, self.step_seconds / 2, self._deadline)
             out = self._take_exact(e)
             s = e.solver
             if not s.exact and s.held_out_applications() < self.held_out_budget:
-                near = s.held_out(self.held_out_step, max_seconds=self.step_seconds / 4)
+                near = s.held_out(
+                    self.held_out_step, self.step_seconds / 4, deadline=self._deadline
+                )
                 out += self._exact_from(e, near)
                 for node in near:
                     self._emit(e, node.expr, out)
@@ -202,9 +220,9 @@ class DSLProposer:
             if child is not None and child != "x":
                 for node in self._extensions(e, child)[: (4 if broken else 1) * n]:
                     cands.setdefault(_key(node.expr), node)
-            stop = time.thread_time() + self.step_seconds
+            stop = Stop.after(self.step_seconds, self._deadline)
             for ex in _tweaks(expr, rng, 2 * n) + _deletions(expr):
-                if time.thread_time() > stop:
+                if stop.passed():
                     break
                 tweaked = e.solver.node_for(ex)
                 if tweaked is not None:
@@ -229,9 +247,9 @@ class DSLProposer:
             if ea is None or eb is None:
                 return out + self._fill(e, n - len(out), rng)
             cands: dict[str, Node] = {}
-            stop = time.thread_time() + self.step_seconds
+            stop = Stop.after(self.step_seconds, self._deadline)
             for ex in _grafts(ea, eb, rng, 3 * n) + _grafts(eb, ea, rng, 3 * n):
-                if time.thread_time() > stop:
+                if stop.passed():
                     break
                 key = _key(ex)
                 if key in cands or key in e.emitted:
@@ -279,7 +297,7 @@ class DSLProposer:
         found: list[Node] = []
         while s.held_out_applications() < self.held_out_budget:
             spent = s.held_out_applications()
-            found += s.held_out(self.held_out_step, max_seconds=self.step_seconds / 4)
+            found += s.held_out(self.held_out_step, self.step_seconds / 4, deadline=self._deadline)
             if any(s.answer(nd) != first for nd in found):
                 break
             if s.held_out_applications() == spent:
@@ -316,8 +334,8 @@ class DSLProposer:
         got = e.expansions.get(key)
         if got is None:
             node = e.solver.node_for(expr)
-            deadline = time.thread_time() + self.step_seconds
-            got = [] if node is None else e.solver.expand(node, 600, deadline)
+            stop = Stop.after(self.step_seconds, self._deadline)
+            got = [] if node is None else e.solver.expand(node, 600, stop)
             got.sort(key=lambda nd: -nd.score)
             e.expansions[key] = got
             e.solver.nodes.extend(got)

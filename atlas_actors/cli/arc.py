@@ -34,6 +34,9 @@ from atlas_actors.types import Task, TaskResult
 
 ARC_DATASETS = ["arc", "arcagi", "kaggle2024", "kaggle2025"]
 
+DEFAULT_TIME_LIMIT = 15.0
+"""Seconds of search per task unless ``--time-limit`` or ``--budget`` says otherwise."""
+
 
 def add_parser(sub: Any) -> None:
     """The ``arc`` subcommand and its flags."""
@@ -73,9 +76,9 @@ def add_parser(sub: Any) -> None:
     budget.add_argument(
         "--time-limit",
         type=positive_float,
-        default=15.0,
         metavar="S",
-        help="seconds of search per task (default: 15)",
+        help="seconds of search per task (default: 15, or none with --budget, so a budgeted "
+        "run gives the same answers however busy the machine is)",
     )
     budget.add_argument(
         "--budget",
@@ -157,8 +160,15 @@ def search_config(args: argparse.Namespace) -> MindEvolutionConfig:
         population_size=args.population,
         generations=args.generations or 10_000,
         max_evaluations=args.budget,
-        time_limit_s=args.time_limit,
+        time_limit_s=time_limit(args),
     )
+
+
+def time_limit(args: argparse.Namespace) -> float | None:
+    """``--time-limit``; by default 15 s, or none when ``--budget`` bounds the search."""
+    if args.time_limit is not None:
+        return float(args.time_limit)
+    return None if args.budget is not None else DEFAULT_TIME_LIMIT
 
 
 def submission_of(results: Sequence[TaskResult]) -> dict[str, list[dict[str, Any]]]:
@@ -226,7 +236,10 @@ async def run_arc(args: argparse.Namespace) -> int:
         run_id=run_id(out_dir),
         # with an evaluation budget, the same answers on any machine: the offline
         # proposer's CPU-time safety nets are lifted (op applications bound its work)
-        proposer_options={"arc": {"cpu_limits": args.budget is None}},
+        # the DSL proposer's enumeration steps also end at the time limit
+        proposer_options={
+            "arc": {"cpu_limits": args.budget is None, "time_limit_s": time_limit(args)}
+        },
     )
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:
@@ -254,6 +267,7 @@ async def run_arc(args: argparse.Namespace) -> int:
 def _run_record(args: argparse.Namespace, n_tasks: int) -> dict[str, Any]:
     record = {k: v for k, v in vars(args).items() if k != "command"}
     record["tasks"] = n_tasks
+    record["time_limit"] = time_limit(args)
     return record
 
 

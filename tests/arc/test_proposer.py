@@ -141,6 +141,43 @@ async def test_deterministic_for_a_seed() -> None:
     assert await run() == await run()
 
 
+class _NoClock:
+    """A ``time`` module whose clocks must not be read."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise AssertionError(f"time.{name} read in a run bounded by op applications alone")
+
+
+async def test_a_budgeted_proposer_reads_no_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without CPU-time nets and a time limit (the CLI's ``--budget`` run), no clock is
+    read, so what the proposer returns cannot depend on the machine's load."""
+    from atlas_actors.arc import domain, solver
+
+    task = arc_task("1f85a75f")
+    pairs = train_pairs(task)
+    prop = domain.make_proposer(task, cpu_limits=False, time_limit_s=None)
+    assert isinstance(prop, DSLProposer)
+    prop.initial_budget, prop.mutate_budget = 600, 100
+    monkeypatch.setattr(solver, "time", _NoClock())
+    monkeypatch.setattr(proposer, "time", _NoClock())
+    rng = random.Random(1)
+    init = await prop.initial(task, 20, rng)
+    await prop.mutate(task, cand(init[2], pairs), 8, rng, 0.5)
+    await prop.crossover(task, cand(init[2], pairs), cand(init[4], pairs), 8, rng)
+
+
+async def test_enumeration_steps_end_at_the_time_limit() -> None:
+    """With a time limit, the proposer's enumeration stops where the limit passes (the
+    search checks it only between calls)."""
+    task = arc_task("1f85a75f")
+    late = DSLProposer(initial_budget=2000, time_limit=1e-9)
+    await late.initial(task, 8, random.Random(0))
+    assert late.entry(task).solver.applications == 0
+    free = DSLProposer(initial_budget=2000, time_limit=3600)
+    await free.initial(task, 8, random.Random(0))
+    assert free.entry(task).solver.applications >= 2000
+
+
 async def test_mutate_uses_pair_feedback_and_repairs_a_wrong_last_op() -> None:
     """A parent whose last op breaks the shapes gets sibling replacements: the right op
     on the same input (here: crop the largest object, then mirror it)."""
@@ -226,3 +263,17 @@ def test_program_keys_are_canonical_memoised_and_take_unhashable_programs() -> N
     assert proposer._key(expr) is proposer._key(expr)  # the memo's answer
     assert proposer._key(["recolor", ["rigid", "x", 1], [[1, 2]]]) == proposer._key(expr)
     assert proposer._key(("no_such_op", "x")) == "invalid"
+
+
+def test_the_arc_options_reach_the_dsl_proposer() -> None:
+    from atlas_actors.arc import domain
+
+    task = arc_task("1f85a75f")
+    opts = domain.ARCOptions(cpu_limits=False, time_limit_s=3.0, check_views=True)
+    prop = domain.make_proposer(task, **opts.model_dump())
+    assert isinstance(prop, DSLProposer)
+    assert prop.step_seconds == float("inf") and prop.time_limit == 3.0
+    assert prop.entry(task).solver.check_views
+    default = domain.make_proposer(task)
+    assert isinstance(default, DSLProposer)
+    assert default.step_seconds < float("inf") and not default.entry(task).solver.check_views

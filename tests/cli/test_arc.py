@@ -22,6 +22,9 @@ from atlas_actors.types import Task, TaskResult
 # a rotation, a mirror, a colour map and a tiling.
 EASY = ["3c9b0459", "67a3c6ac", "0d3d703e", "a416b8f3"]
 FAST = ["--split", "train", "--time-limit", "10", "--seed", "0", "--quiet", "--no-memory"]
+BUDGETED = ["--split", "train", "--budget", "400", "--seed", "0", "--quiet", "--no-memory"]
+"""Bounded by evaluations and op applications alone: the same answers however busy the
+machine is (a time limit also stops the search for a second attempt where it stands)."""
 
 
 def run_cli(*argv: str) -> int:
@@ -237,10 +240,9 @@ def test_default_run_goes_through_the_actor_engine(ray_session: Any, tmp_path: P
     """Without --no-ray the CLI runs through the Engine (here joining the test session's
     Ray), with the same answers as the in-process run."""
     ids = ",".join(EASY[:2])
-    assert (
-        run_cli("arc", "--ids", ids, "--workers", "2", "--out", str(tmp_path / "ray"), *FAST) == 0
-    )
-    assert run_cli("arc", "--no-ray", "--ids", ids, "--out", str(tmp_path / "local"), *FAST) == 0
+    ray_out, local_out = str(tmp_path / "ray"), str(tmp_path / "local")
+    assert run_cli("arc", "--ids", ids, "--workers", "2", "--out", ray_out, *BUDGETED) == 0
+    assert run_cli("arc", "--no-ray", "--ids", ids, "--out", local_out, *BUDGETED) == 0
     by_ray = {r["task_id"]: r for r in read_results(tmp_path / "ray")}
     local = {r["task_id"]: r for r in read_results(tmp_path / "local")}
     assert sorted(by_ray) == sorted(local) == sorted(EASY[:2])
@@ -348,3 +350,21 @@ def test_progress_notes_outside_a_terminal_are_lines() -> None:
         noted = [ln for ln in out.getvalue().splitlines() if "test runs" in ln]
         assert len(noted) == expected, out.getvalue()
         assert noted[0] == "SWE 0/2  solved 0/0  elapsed 0:00:00  nodes 3  test runs 5"
+
+
+@pytest.mark.parametrize(
+    ("argv", "limit"),
+    [
+        ([], 15.0),  # the default
+        (["--budget", "100"], None),  # a budget bounds the search: no clock
+        (["--budget", "100", "--time-limit", "2"], 2.0),  # unless a limit is asked for
+        (["--time-limit", "1.2"], 1.2),
+    ],
+)
+def test_the_time_limit_and_the_budget(argv: list[str], limit: float | None) -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.arc import search_config, time_limit
+
+    args = build_parser().parse_args(["arc", *argv])
+    assert time_limit(args) == limit
+    assert search_config(args).time_limit_s == limit

@@ -7,10 +7,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import GRAVITY, Grid
+from atlas_actors.arc.grids import GRAVITY, Grid, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
-from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def find_period(g: Grid, noise: int) -> tuple[int, int]:
@@ -36,14 +35,14 @@ def find_period(g: Grid, noise: int) -> tuple[int, int]:
 
 
 def g_period_repair(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in noise_colors(ctx):
-            yield (c,)
+    for c in noise_colors(ctx):
+        yield (c,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_period_repair,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             (9,),
@@ -68,6 +67,7 @@ def period_repair(g: Grid, noise: int) -> Grid:
 
 @op(
     generator=g_smaller_plain,
+    when=W.SMALLER,
     cases=[
         Case((), [[1, 2, 1, 2], [3, 4, 3, 4]], [[1, 2], [3, 4]]),
     ],
@@ -262,14 +262,14 @@ def stripes(g: Grid, bg: int) -> Grid:
 
 
 def g_continue_period(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and ctx.depth <= 1:
-        for d in GRAVITY:
-            yield (d, ctx.bg)
+    for d in GRAVITY:
+        yield (d, ctx.bg)
 
 
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
     generator=g_continue_period,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         Case(
             ("right", 0),
@@ -283,7 +283,7 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     down, left, up) periodically to the far side: the smallest period of the lines up
     to the last one holding non-background cells."""
     fwd, back = {"right": (0, 0), "left": (4, 4), "down": (6, 6), "up": (7, 7)}[d]
-    a = rigid(g, fwd)
+    a = rigid_transform(g, fwd)
     cols = np.nonzero((a != bg).any(axis=0))[0]
     if cols.size == 0:
         raise ValueError("empty grid")
@@ -295,18 +295,18 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     else:
         raise ValueError("no period")
     idx = np.arange(a.shape[1]) % p
-    return rigid(np.asarray(a[:, idx]), back)
+    return rigid_transform(np.asarray(a[:, idx]), back)
 
 
 def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for axis in ("v", "h", "hv"):
-            yield (axis, ctx.bg)
+    for axis in ("v", "h", "hv"):
+        yield (axis, ctx.bg)
 
 
 @op(
     params=(OneOf("v", "h", "hv"), K.COLOR),
     generator=g_repeat_bbox,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             ("v", 0),
@@ -346,8 +346,6 @@ def _shift_row(r: Grid, dx: int, bg: int) -> Grid:
 def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
     """Every target is its state grown along one axis to one common length, the state
     kept at the side the growth starts from."""
-    if ctx.depth > 0 or not ctx.larger:
-        return
     for d, ax in (("down", 0), ("up", 0), ("right", 1), ("left", 1)):
         lens = set()
         for s, t in ctx.pairs:
@@ -366,6 +364,7 @@ def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "right", "left"), K.COUNT, K.COLOR),
     generator=g_extend_drift,
+    when=W.LARGER | W.FIRST,
     cases=[
         # a staircase (period 2 rows, drifting one column right) continued to 5 rows
         Case(
@@ -404,7 +403,7 @@ def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
     the line ``p`` before it shifted sideways by one fixed drift (a staircase, a
     zigzag, or a plain repetition with drift 0)."""
     fwd, back = {"down": (0, 0), "up": (5, 5), "right": (6, 6), "left": (7, 7)}[d]
-    a = rigid(g, fwd)
+    a = rigid_transform(g, fwd)
     h, w = a.shape
     if n <= h or not (a != bg).any():
         raise ValueError("nothing to grow")
@@ -414,15 +413,13 @@ def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
             if all(np.array_equal(rows[i + p], _shift_row(rows[i], dx, bg)) for i in range(h - p)):
                 while len(rows) < n:
                     rows.append(_shift_row(rows[-p], dx, bg))
-                return rigid(np.array(rows, dtype=g.dtype), back)
+                return rigid_transform(np.array(rows, dtype=g.dtype), back)
     raise ValueError("no drifting period")
 
 
 def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted, and each target's last line
     along the stripes' axis is of one non-background colour."""
-    if ctx.depth > 0 or not ctx.grows:
-        return
     for axis in ("h", "v"):
         lasts = [(t if axis == "h" else t.T)[-1] for _s, t in ctx.pairs]
         if all(r[0] != ctx.bg and (r == r[0]).all() for r in lasts):
@@ -432,6 +429,7 @@ def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_palette_stripes,
+    when=W.GROWS | W.FIRST,
     cases=[
         # the header row 2 1 4 (above a 5 rule) painted as cycling full-row stripes below
         Case(

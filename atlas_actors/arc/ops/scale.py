@@ -7,10 +7,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import CORNERS, Grid, grid_feature
+from atlas_actors.arc.grids import CORNERS, Grid, grid_feature, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
-from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
@@ -123,7 +122,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
                 for s, t in ctx.pairs:
                     h, w = s.shape
                     block = t[r * h : (r + 1) * h, c * w : (c + 1) * w]
-                    m = rigid(s, k)
+                    m = rigid_transform(s, k)
                     if m.shape != block.shape or not (m == block).all():
                         fits = False
                         break
@@ -145,7 +144,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
 )
 def tile_t(g: Grid, ny: int, nx: int, ts: list[int]) -> Grid:
     """Tile ``ny`` x ``nx`` copies, copy ``i`` (reading order) transformed by ``rigid(ts[i])``."""
-    parts = [rigid(g, int(t)) for t in ts]
+    parts = [rigid_transform(g, int(t)) for t in ts]
     if len(parts) != ny * nx or len({p.shape for p in parts}) != 1:
         raise ValueError("tile transforms do not fit")
     rows = [np.concatenate(parts[r * nx : (r + 1) * nx], axis=1) for r in range(ny)]
@@ -341,8 +340,6 @@ def _lattice(g: Grid, k: int, bg: int) -> tuple[int, int] | None:
 def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
     """States (not same-shape tasks) whose cells lie on a sparse lattice, with at least
     two cells per state."""
-    if ctx.same_shape or ctx.depth > 1:
-        return
     for k in (2, 3):
         if all(
             int((s != ctx.bg).sum()) >= 2 and _lattice(s, k, ctx.bg) is not None for s in ctx.states
@@ -353,6 +350,7 @@ def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COLOR),
     generator=g_sample_lattice,
+    when=W.RESHAPED | W.SHALLOW,
     cases=[
         Case((2, 0), [[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 4, 0, 3]], [[2, 0], [4, 3]]),
     ],
@@ -452,8 +450,6 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
     """Targets bigger than their states by a ratio that varies: every count and canvas
     size that gives the targets' shapes, with each corner where every target holds the
     state's non-background cells."""
-    if ctx.depth > 1 or ctx.same_shape or not ctx.larger:
-        return
     if len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) < 2:
         return
     for what in _COUNTS:
@@ -478,6 +474,7 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf("scale", "square"), OneOf(*CORNERS), K.COLOR),
     generator=g_canvas_count,
+    when=W.RESHAPED | W.LARGER | W.SHALLOW,
     cases=[
         # two cells: a square canvas of side 2 x 2, the grid at its bottom-left
         Case(("ncells", "square", "bl", 0), [[1, 2]], [_Z4, _Z4, _Z4, [1, 2, 0, 0]]),
@@ -576,14 +573,15 @@ def _merge_runs(a: Grid, bg: int) -> list[list[int]]:
 def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
     """Smaller targets that are the summary itself, or one rotation or reflection of
     it (the same in every pair: the next step turns it)."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     try:
         outs = [block_pixels(s, ctx.bg) for s, _ in ctx.pairs]
     except ValueError:
         return
     if any(
-        all(np.array_equal(rigid(o, r), t) for o, (_, t) in zip(outs, ctx.pairs, strict=True))
+        all(
+            np.array_equal(rigid_transform(o, r), t)
+            for o, (_, t) in zip(outs, ctx.pairs, strict=True)
+        )
         for r in range(8)
     ):
         yield (ctx.bg,)
@@ -595,6 +593,7 @@ _PATCH_IN = [[0, 0, 0, 0, 0], [0, 3, 3, 4, 4], [0, 3, 0, 4, 4], [0, 5, 5, 6, 0],
 @op(
     params=(K.COLOR,),
     generator=g_block_pixels,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
         Case((0,), _PATCH_IN, [[3, 4], [5, 6]]),

@@ -6,7 +6,7 @@ diagonal, a palette in the first row, a grid in the top-left corner of a larger
 canvas, cells taken in reading order) misses the same task turned on its side or
 mirrored. Each twin here takes a rigid transform ``k`` (1-7, see
 :func:`atlas_actors.arc.ops.geometry.rigid`) and runs its op on the grid turned by
-``k``, then turns the result back: ``op_r(g, k, ...) = unrigid(op(rigid(g, k), ...), k)``.
+``k``, then turns the result back: ``op_r(g, k, ...) = unrigid(op(rigid_transform(g, k), ...), k)``.
 Its parameters are ``k`` and then its op's; its generator is the op's own generator run
 on the whole context turned by ``k`` (:meth:`atlas_actors.arc.infer.Ctx.turned`), so it
 infers the same parameters the op would on the turned task; its cases are one case of
@@ -20,12 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid
+from atlas_actors.arc.grids import Grid, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx
 from atlas_actors.arc.ops.cells import panel_colors, panel_key, panel_transforms
 from atlas_actors.arc.ops.counting import count_diag, largest_bars
 from atlas_actors.arc.ops.diagonals import bounce
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.ops.periodic import palette_stripes, stripes
 from atlas_actors.arc.ops.regions import fill_squares
 from atlas_actors.arc.ops.rings import grow_rows
@@ -38,13 +37,13 @@ ALL = (1, 2, 3, 4, 5, 6, 7)
 """Every transform but the identity."""
 
 INVERSE = (0, 3, 2, 1, 4, 5, 6, 7)
-"""``INVERSE[k]`` undoes ``rigid(g, k)``: the quarter turns 1 and 3 undo each other,
+"""``INVERSE[k]`` undoes ``rigid_transform(g, k)``: the quarter turns 1 and 3 undo each other,
 every other transform undoes itself."""
 
 
 def unrigid(g: Grid, k: int) -> Grid:
-    """The inverse of ``rigid(g, k)``."""
-    return rigid(g, INVERSE[k])
+    """The inverse of ``rigid_transform(g, k)``."""
+    return rigid_transform(g, INVERSE[k])
 
 
 def turned_generator(base: Callable[..., Grid], ks: tuple[int, ...]) -> Generator:
@@ -69,7 +68,7 @@ def turned_cases(
     turned grid gives the turned answer."""
     g, w = np.asarray(grid), np.asarray(want)
     return [
-        Case((INVERSE[j], *args), rigid(g, j).tolist(), rigid(w, j).tolist())
+        Case((INVERSE[j], *args), rigid_transform(g, j).tolist(), rigid_transform(w, j).tolist())
         for j in ALL
         if INVERSE[j] in ks
     ]
@@ -78,6 +77,7 @@ def turned_cases(
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(bounce, ALL),
+    when=spec_of(bounce).when,
     cases=turned_cases(
         ALL,
         (0,),
@@ -87,12 +87,13 @@ def turned_cases(
 )
 def bounce_r(g: Grid, k: int, bg: int) -> Grid:
     """``bounce`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(bounce(rigid(g, k), bg), k)
+    return unrigid(bounce(rigid_transform(g, k), bg), k)
 
 
 @op(
     params=(K.RIGID, K.COLOR_OR_NONE, K.COLOR),
     generator=turned_generator(anchor_copy, ALL),
+    when=spec_of(anchor_copy).when,
     cases=turned_cases(
         ALL,
         (3, 0),
@@ -102,12 +103,13 @@ def bounce_r(g: Grid, k: int, bg: int) -> Grid:
 )
 def anchor_copy_r(g: Grid, k: int, flip_c: int, bg: int) -> Grid:
     """``anchor_copy`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(anchor_copy(rigid(g, k), flip_c, bg), k)
+    return unrigid(anchor_copy(rigid_transform(g, k), flip_c, bg), k)
 
 
 @op(
     params=(K.RIGID, K.CONN, K.COLOR),
     generator=turned_generator(largest_bars, ALL),
+    when=spec_of(largest_bars).when,
     cases=turned_cases(
         ALL,
         (8, 0),
@@ -117,12 +119,13 @@ def anchor_copy_r(g: Grid, k: int, flip_c: int, bg: int) -> Grid:
 )
 def largest_bars_r(g: Grid, k: int, conn: int, bg: int) -> Grid:
     """``largest_bars`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(largest_bars(rigid(g, k), conn, bg), k)
+    return unrigid(largest_bars(rigid_transform(g, k), conn, bg), k)
 
 
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(grow_rows, ALL),
+    when=spec_of(grow_rows).when,
     cases=turned_cases(
         ALL,
         (0,),
@@ -132,12 +135,13 @@ def largest_bars_r(g: Grid, k: int, conn: int, bg: int) -> Grid:
 )
 def grow_rows_r(g: Grid, k: int, bg: int) -> Grid:
     """``grow_rows`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(grow_rows(rigid(g, k), bg), k)
+    return unrigid(grow_rows(rigid_transform(g, k), bg), k)
 
 
 @op(
     params=(K.RIGID, K.COLOR, K.CONN, K.COLOR),
     generator=turned_generator(count_diag, ALL),
+    when=spec_of(count_diag).when,
     cases=turned_cases(
         ALL,
         (8, 8, 0),
@@ -147,12 +151,13 @@ def grow_rows_r(g: Grid, k: int, bg: int) -> Grid:
 )
 def count_diag_r(g: Grid, k: int, c: int, conn: int, bg: int) -> Grid:
     """``count_diag`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(count_diag(rigid(g, k), c, conn, bg), k)
+    return unrigid(count_diag(rigid_transform(g, k), c, conn, bg), k)
 
 
 @op(
     params=(K.RIGID, OneOf("h", "v"), K.COLOR),
     generator=turned_generator(palette_stripes, ALL),
+    when=spec_of(palette_stripes).when,
     cases=turned_cases(
         ALL,
         ("h", 0),
@@ -162,7 +167,7 @@ def count_diag_r(g: Grid, k: int, c: int, conn: int, bg: int) -> Grid:
 )
 def palette_stripes_r(g: Grid, k: int, axis: str, bg: int) -> Grid:
     """``palette_stripes`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(palette_stripes(rigid(g, k), axis, bg), k)
+    return unrigid(palette_stripes(rigid_transform(g, k), axis, bg), k)
 
 
 # the grid in another corner of the canvas (the transposing transforms give the same
@@ -170,51 +175,56 @@ def palette_stripes_r(g: Grid, k: int, axis: str, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR),
     generator=turned_generator(canvas, (2, 4, 5)),
+    when=spec_of(canvas).when,
     cases=turned_cases((2, 4, 5), (2, 2, 0), [[1, 2]], [[1, 2, 0, 0], [0, 0, 0, 0]]),
 )
 def canvas_r(g: Grid, k: int, ky: int, kx: int, bg: int) -> Grid:
     """``canvas`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(canvas(rigid(g, k), ky, kx, bg), k)
+    return unrigid(canvas(rigid_transform(g, k), ky, kx, bg), k)
 
 
 # stripes already run across the shorter side: only the mirrors add anything
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(stripes, (2, 4, 5)),
+    when=spec_of(stripes).when,
     cases=turned_cases((2, 4, 5), (0,), [[0, 1, 0, 2, 0, 0, 0, 0]], [[0, 1, 0, 2, 0, 1, 0, 2]]),
 )
 def stripes_r(g: Grid, k: int, bg: int) -> Grid:
     """``stripes`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(stripes(rigid(g, k), bg), k)
+    return unrigid(stripes(rigid_transform(g, k), bg), k)
 
 
 # greedy in reading order / counted from the first cell in reading order
 @op(
     params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=turned_generator(fill_squares, ALL),
+    when=spec_of(fill_squares).when,
     cases=turned_cases(
         ALL, (2, 2, 0, 3), [[0, 0, 0], [0, 0, 0], [5, 0, 0]], [[3, 3, 0], [3, 3, 0], [5, 0, 0]]
     ),
 )
 def fill_squares_r(g: Grid, k: int, kh: int, kw: int, e: int, c: int) -> Grid:
     """``fill_squares`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(fill_squares(rigid(g, k), kh, kw, e, c), k)
+    return unrigid(fill_squares(rigid_transform(g, k), kh, kw, e, c), k)
 
 
 @op(
     params=(K.RIGID, K.COLOR, K.COLOR, K.COLOR),
     generator=turned_generator(alternate_cells, ALL),
+    when=spec_of(alternate_cells).when,
     cases=turned_cases(ALL, (1, 2, 0), [[1, 1, 0], [0, 0, 0]], [[1, 2, 0], [0, 0, 0]]),
 )
 def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
     """``alternate_cells`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(alternate_cells(rigid(g, k), a, c, bg), k)
+    return unrigid(alternate_cells(rigid_transform(g, k), a, c, bg), k)
 
 
 # panels in reading order: the first panel is another one when mirrored or turned
 @op(
     params=(K.RIGID, K.RIGIDS, K.COLOR),
     generator=turned_generator(panel_transforms, ALL),
+    when=spec_of(panel_transforms).when,
     cases=turned_cases(
         ALL,
         ([0, 4, 2], 0),
@@ -224,7 +234,7 @@ def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
 )
 def panel_transforms_r(g: Grid, k: int, ts: list[int], bg: int) -> Grid:
     """``panel_transforms`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(panel_transforms(rigid(g, k), ts, bg), k)
+    return unrigid(panel_transforms(rigid_transform(g, k), ts, bg), k)
 
 
 def _panel_table() -> list[list[int]]:
@@ -238,6 +248,7 @@ def _panel_table() -> list[list[int]]:
 @op(
     params=(K.RIGID, K.TABLE, OneOf("rows", "cols"), K.COUNT, K.COLOR),
     generator=turned_generator(panel_colors, ALL),
+    when=spec_of(panel_colors).when,
     cases=turned_cases(
         ALL,
         (_panel_table(), "rows", 3, 0),
@@ -247,4 +258,4 @@ def _panel_table() -> list[list[int]]:
 )
 def panel_colors_r(g: Grid, k: int, table: list[list[int]], layout: str, n: int, bg: int) -> Grid:
     """``panel_colors`` on the grid turned by rigid transform ``k``, turned back."""
-    return unrigid(panel_colors(rigid(g, k), table, layout, n, bg), k)
+    return unrigid(panel_colors(rigid_transform(g, k), table, layout, n, bg), k)

@@ -1,5 +1,5 @@
 """Turned twins of the ops that work in one orientation only (``op_r(g, k) =
-unrigid(op(rigid(g, k)), k)``): each twin's cases are one case of its op under every
+unrigid(op(rigid_transform(g, k)), k)``): each twin's cases are one case of its op under every
 transform it tries (``test_cases.py`` runs them); here the twin adds something its op
 alone misses, has its op's kinds after the transform, and its generator finds the
 transform and the op's parameters on the turned task."""
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from atlas_actors.arc import OPS, compile_program
+from atlas_actors.arc.grids import rigid_transform
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.ops import GENERATORS
-from atlas_actors.arc.ops.geometry import rigid
 from atlas_actors.arc.ops.turned import INVERSE, unrigid
 from atlas_actors.arc.registry import K
 from tests.helpers.arc import G
@@ -27,7 +27,7 @@ def base_case(twin: str) -> tuple[tuple[Any, ...], np.ndarray[Any, Any], np.ndar
     """The op's case the twin's cases are made of: (op arguments, grid, answer)."""
     case = OPS[twin].cases[0]
     k = case.args[0]
-    return case.args[1:], rigid(G(case.grid), k), rigid(G(case.want), k)
+    return case.args[1:], rigid_transform(G(case.grid), k), rigid_transform(G(case.want), k)
 
 
 def transforms(twin: str) -> set[int]:
@@ -38,8 +38,8 @@ def transforms(twin: str) -> set[int]:
 def test_unrigid_undoes_rigid() -> None:
     g = G([[1, 2, 3], [4, 5, 6]])
     for k in range(8):
-        assert np.array_equal(unrigid(rigid(g, k), k), g)
-        assert np.array_equal(rigid(unrigid(g, k), k), g)
+        assert np.array_equal(unrigid(rigid_transform(g, k), k), g)
+        assert np.array_equal(rigid_transform(unrigid(g, k), k), g)
 
 
 def test_every_twin_is_registered_with_its_ops_kinds() -> None:
@@ -59,11 +59,11 @@ def test_the_base_op_misses_some_turned_case(twin: str) -> None:
     missed = 0
     for j in range(1, 8):
         try:
-            got = np.asarray(compile_program(prog)(rigid(grid, j)))
+            got = np.asarray(compile_program(prog)(rigid_transform(grid, j)))
         except ValueError:
             missed += 1
             continue
-        missed += not np.array_equal(got, rigid(want, j))
+        missed += not np.array_equal(got, rigid_transform(want, j))
     assert missed > 0
 
 
@@ -76,5 +76,5 @@ def test_twin_generator_finds_the_transform(twin: str) -> None:
     for j in range(1, 8):
         if INVERSE[j] not in transforms(twin):
             continue
-        turned = Ctx([rigid(grid, j)], [rigid(want, j)], 0)
+        turned = Ctx([rigid_transform(grid, j)], [rigid_transform(want, j)], 0)
         assert (INVERSE[j], *args) in list(GENERATORS[twin](turned))
