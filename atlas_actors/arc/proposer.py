@@ -383,9 +383,10 @@ class DSLProposer:
         s = e.solver
         first = s.answer(s.solutions()[0])
         found: list[Node] = []
-        while s.held_out_applications() < self.held_out_budget:
+        while s.held_out_applications() < self.held_out_budget and self._left(e) > 0:
             spent = s.held_out_applications()
-            found += s.held_out(self.held_out_step, max_seconds=self.step_seconds / 4)
+            step = self._budget(e, self.held_out_step)
+            found += s.held_out(step, max_seconds=self.step_seconds / 4)
             if any(s.answer(nd) != first for nd in found):
                 break
             if s.held_out_applications() == spent:
