@@ -146,7 +146,7 @@ def main() -> int:
         results, cpu = anyio.run(run_arm, arm, tasks, args)
         out.append(figures(arm, results, cpu, args.budget))
     print_table(
-        ["arm", "tasks", "solved", "train-exact", "ops/task", "budget spent", "evals/task", "cpu s"],
+        ["arm", "tasks", "solved", "train-exact", "ops/task", "budget spent", "evals/task", "cpu"],
         [
             [
                 f["arm"],
