@@ -312,7 +312,7 @@ async def test_the_op_budget_caps_every_call() -> None:
     )
     rng = random.Random(0)
     init = await prop.initial(task, 40, rng)
-    assert init and 0 < prop.applications(task.id)
+    assert init and prop.applications(task.id) > 0
     parent = max((cand(s, pairs) for s in init), key=lambda c: c.fitness)
     for _ in range(20):
         if prop.applications(task.id) >= 3000:
