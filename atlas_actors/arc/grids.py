@@ -24,12 +24,17 @@ _CACHE_FEAT: dict[Any, tuple[Any, int]] = {}
 """Object features and selections by the id of the object (list), with the object
 (list) itself, so a stale id never matches."""
 
+_CACHE_BOX: dict[int, tuple[Grid, tuple[int, int, int, int]]] = {}
+"""The bounding box (top, bottom, left, right) of each object :func:`components` made,
+by the id of its row array, with the array itself."""
+
 
 def clear_caches() -> None:
     """Forget the memoised components, features and selections (a caller that changed
     a returned object list in place leaves later callers a changed list)."""
     _CACHE_CC.clear()
     _CACHE_FEAT.clear()
+    _CACHE_BOX.clear()
 
 
 def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
@@ -57,10 +62,15 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
         seen[start] = True
         stack = [start]
         cells = []
+        x0 = x1 = start % w
         while stack:
             p = stack.pop()
             cells.append(p)
             y, x = divmod(p, w)
+            if x < x0:
+                x0 = x
+            elif x > x1:
+                x1 = x
             for dy, dx in nb:
                 ny, nx = y + dy, x + dx
                 if 0 <= ny < h and 0 <= nx < w:
@@ -68,11 +78,15 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
                     if not seen[q] and flat[q] != bg and (not by_color or flat[q] == c0):
                         seen[q] = True
                         stack.append(q)
-        arr = np.array(sorted(cells))
-        out.append((arr // w, arr % w))
+        cells.sort()
+        arr = np.array(cells)
+        ys = arr // w
+        out.append((ys, arr % w))
+        _CACHE_BOX[id(ys)] = (ys, (cells[0] // w, cells[-1] // w, x0, x1))
     if len(_CACHE_CC) > 2000:
         _CACHE_CC.clear()
         _CACHE_FEAT.clear()
+        _CACHE_BOX.clear()
     _CACHE_CC[key] = out
     return out
 
@@ -98,11 +112,20 @@ def _by_identity(owner: Any, key: tuple[Any, ...], compute: Callable[[], int]) -
     return v
 
 
+def obj_box(o: tuple[Grid, Grid]) -> tuple[int, int, int, int]:
+    """An object's bounding box: top, bottom, left and right (inclusive)."""
+    ys, xs = o
+    hit = _CACHE_BOX.get(id(ys))
+    if hit is not None and hit[0] is ys:
+        return hit[1]
+    return int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+
+
 def _obj_feature(g: Grid, o: tuple[Grid, Grid], name: str, bg: int) -> int:
     ys, xs = o
     if name == "size":
         return int(ys.size)
-    y0, y1, x0, x1 = int(ys.min()), int(ys.max()), int(xs.min()), int(xs.max())
+    y0, y1, x0, x1 = obj_box(o)
     hh, ww = y1 - y0 + 1, x1 - x0 + 1
     if name == "height":
         return hh
@@ -200,7 +223,7 @@ _SEL_FEATURE = {
 
 def select_object(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> tuple[Grid, Grid]:
     """The object ``sel`` picks from ``objs`` (raises ValueError when none does)."""
-    i = _pick(g, objs, sel, bg)
+    i = pick_index(g, objs, sel, bg)
     if i < 0:
         raise ValueError(f"selector {sel!r} picks no object")
     return objs[i]
@@ -208,10 +231,10 @@ def select_object(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> 
 
 def select_index(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> int:
     """Which of ``g``'s objects (in :func:`components` order) ``sel`` picks; -1 for none."""
-    return _pick(g, components(g, conn, by_color, bg), sel, bg)
+    return pick_index(g, components(g, conn, by_color, bg), sel, bg)
 
 
-def _pick(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> int:
+def pick_index(g: Grid, objs: list[tuple[Grid, Grid]], sel: str, bg: int) -> int:
     """Index of the object ``sel`` picks from ``objs``, -1 when it picks none (memoised
     by the identity of ``objs``)."""
 

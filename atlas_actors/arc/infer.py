@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components, role_color, select_index, sep_segments
+from atlas_actors.arc.grids import Grid, components, pick_index, role_color, sep_segments
+from atlas_actors.arc.registry import When
 
 Args = tuple[Any, ...]
 
@@ -46,7 +47,7 @@ class Ctx:
     targets: list[Grid]
     bg: int
     depth: int = 0
-    cache: dict[str, Any] = field(default_factory=dict)
+    cache: dict[Any, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -60,6 +61,18 @@ class Ctx:
     def pairs(self) -> list[tuple[Grid, Grid]]:
         """The train pairs as (current state, target)."""
         return self._get("pairs", lambda: list(zip(self.train, self.targets, strict=False)))  # type: ignore[no-any-return]
+
+    def holds(self, when: When) -> bool:
+        """Every condition of ``when`` holds of this context (one that cannot be
+        evaluated does not)."""
+        got = self.cache.get(when)
+        if got is None:
+            try:
+                got = all(_CONDITIONS[c](self) for c in when)
+            except Exception:
+                got = False
+            self.cache[when] = got
+        return bool(got)
 
     def _get(self, key: str, fn: Callable[[], Any]) -> Any:  # cached per context
         if key not in self.cache:
@@ -94,8 +107,9 @@ class Ctx:
         def f() -> list[str]:
             seen: set[tuple[int, ...]] = set()
             out = []
+            objs = [(g, components(g, conn, by_color, self.bg)) for g in self.states]
             for sel in sels:
-                picks = tuple(select_index(g, sel, conn, by_color, self.bg) for g in self.states)
+                picks = tuple(pick_index(g, o, sel, self.bg) for g, o in objs)
                 if -1 not in picks and picks not in seen:
                     seen.add(picks)
                     out.append(sel)
@@ -267,13 +281,10 @@ class Ctx:
 
 
 def g_crop_bg(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 def g_connect(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape:
-        return
     yield (-1, -1, ctx.bg)
     for c in ctx.state_colors[:4]:
         for line in [c, *ctx.new_colors[:2], *ctx.paint_roles]:
@@ -295,8 +306,7 @@ def colors_vary(ctx: Ctx) -> bool:
 
 
 def g_smaller_plain(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        yield ()
+    yield ()
 
 
 def color_specs(states: list[Grid], cols: list[int]) -> list[int]:
@@ -327,14 +337,19 @@ def pair_cmap(s: Grid, t: Grid) -> dict[int, int] | None:
 
 def infer_cmap(states: list[Grid], targets: list[Grid]) -> list[list[int]] | None:
     """A consistent cell-wise colour map taking every state to its target, if one exists."""
+    pairs = list(zip(states, targets, strict=False))
+    if any(s.shape != t.shape for s, t in pairs):
+        return None
+    return cmap_of_codes(np.concatenate([(s * 10 + t).ravel() for s, t in pairs]))
+
+
+def cmap_of_codes(codes: Grid) -> list[list[int]] | None:
+    """:func:`infer_cmap` of cells given as ``10 * state colour + target colour``."""
     lut: dict[int, int] = {}
-    for s, t in zip(states, targets, strict=False):
-        m = pair_cmap(s, t)
-        if m is None:
+    for p in np.flatnonzero(np.bincount(codes, minlength=100)).tolist():
+        a, b = divmod(p, 10)
+        if lut.setdefault(a, b) != b:
             return None
-        for a, b in m.items():
-            if lut.setdefault(a, b) != b:
-                return None
     return [[a, b] for a, b in sorted(_complete_swaps(lut).items()) if a != b]
 
 
@@ -513,3 +528,19 @@ def same_counts(ctx: Ctx) -> bool:
         np.array_equal(np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10))
         for s, t in ctx.pairs
     )
+
+
+_CONDITIONS: dict[When, Callable[[Ctx], bool]] = {
+    When.SAME_SHAPE: lambda c: c.same_shape,
+    When.RESHAPED: lambda c: not c.same_shape,
+    When.SMALLER: lambda c: c.smaller,
+    When.NOT_SMALLER: lambda c: not c.smaller,
+    When.LARGER: lambda c: c.larger,
+    When.GROWS: lambda c: c.grows,
+    When.PAINTED: painted_only,
+    When.CHANGED: some_change,
+    When.SHALLOW: lambda c: c.depth <= 1,
+    When.FIRST: lambda c: c.depth == 0,
+    When.NOT_TINY: lambda c: not c.tiny,
+}
+"""What each :class:`~atlas_actors.arc.registry.When` condition tests."""

@@ -34,7 +34,7 @@ import anyio.to_thread
 
 from atlas_actors.arc.dsl import OPS, Expr, Program, program_of
 from atlas_actors.arc.registry import SUB_KINDS, K, OneOf, ParamKind
-from atlas_actors.arc.solver import Node, TaskSolver
+from atlas_actors.arc.solver import Node, Stop, TaskSolver
 from atlas_actors.errors import InvalidSolutionError
 from atlas_actors.types import Candidate, Task
 
@@ -423,9 +423,9 @@ class DSLProposer:
         got = e.expansions.get(key)
         if got is None:
             node = self._node(e, expr)
-            deadline = time.thread_time() + self.step_seconds
+            stop = Stop.after(self.step_seconds)
             budget = self._budget(e, 600)
-            got = [] if node is None or budget <= 0 else e.solver.expand(node, budget, deadline)
+            got = [] if node is None or budget <= 0 else e.solver.expand(node, budget, stop)
             got.sort(key=lambda nd: -nd.score)
             e.expansions[key] = got
             e.solver.nodes.extend(got)

@@ -35,7 +35,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from enum import Enum
+from enum import Enum, Flag, auto
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -83,6 +83,42 @@ class Kind(Enum):
 
 K = Kind
 """Short name for declarations: ``@op(params=(K.COLOR, K.FLAG))``."""
+
+
+class When(Flag):
+    """Conditions on a search state (a :class:`~atlas_actors.arc.infer.Ctx`), all of
+    which must hold for an op's generator to be run: ``@op(when=W.SAME_SHAPE |
+    W.SHALLOW)``. The search tests them once per state for every op. Each is unchanged
+    when the whole task is turned or mirrored, so a turned twin has its op's."""
+
+    ALWAYS = 0
+    SAME_SHAPE = auto()
+    """Every train state has its target's shape."""
+    RESHAPED = auto()
+    """Some train state's shape differs from its target's."""
+    SMALLER = auto()
+    """Some target is smaller than its state in some dimension."""
+    NOT_SMALLER = auto()
+    """No target is smaller than its state in any dimension."""
+    LARGER = auto()
+    """Some target is larger than its state in some dimension."""
+    GROWS = auto()
+    """Same shapes, and cells are painted on (:attr:`Ctx.grows`)."""
+    PAINTED = auto()
+    """Only background cells change (:func:`~atlas_actors.arc.infer.painted_only`)."""
+    CHANGED = auto()
+    """At depth 0 or 1, same shapes, some cell changes
+    (:func:`~atlas_actors.arc.infer.some_change`)."""
+    SHALLOW = auto()
+    """The state is the input or one op from it (depth 0 or 1)."""
+    FIRST = auto()
+    """The state is the input (depth 0)."""
+    NOT_TINY = auto()
+    """Some target has more than one cell."""
+
+
+W = When
+"""Short name for declarations: ``@op(when=W.SAME_SHAPE)``."""
 
 SUB_KINDS = (K.GRID, K.PROGRAM)
 """The kinds whose arguments are sub-programs (the rest are literal parameters)."""
@@ -144,6 +180,14 @@ class OpSpec:
     no_generator: str = ""
     """Why the op has no generator (when it has none)."""
     cases: tuple[Case, ...] = ()
+    when: When = When.ALWAYS
+    """What must hold of a search state for the generator to be run."""
+
+    def arguments(self, ctx: Ctx) -> Iterator[Args]:
+        """The generator's argument tuples for ``ctx`` (none unless :attr:`when` holds)."""
+        if self.generator is None or (self.when and not ctx.holds(self.when)):
+            return iter(())
+        return self.generator(ctx)
 
     @property
     def doc(self) -> str:
@@ -163,6 +207,7 @@ def op(
     generator: Generator | None = None,
     no_generator: str = "",
     cases: Iterable[Case] = (),
+    when: When = When.ALWAYS,
 ) -> Callable[[F], F]:
     """Declare the decorated function as a DSL op (see the module docstring)."""
 
@@ -182,6 +227,8 @@ def op(
             )
         if (generator is None) == (not no_generator):
             raise ValueError(f"{where}: give a generator or the reason for none, not both")
+        if when and generator is None:
+            raise ValueError(f"{where}: when= is a condition of the generator: give one")
         _DECLARED[n] = OpSpec(
             n,
             fn,
@@ -190,6 +237,7 @@ def op(
             generator,
             no_generator,
             tuple(cases),
+            when,
         )
         return fn
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from atlas_actors.arc.dsl import OPS, Expr, expr_size, program_of
 from atlas_actors.arc.grids import role_color, selection_tied
-from atlas_actors.arc.infer import Ctx, infer_cmap
-from atlas_actors.arc.ops import GENERATORS
+from atlas_actors.arc.infer import Ctx, cmap_of_codes
+from atlas_actors.arc.ops import GENERATED, GENERATORS
 from atlas_actors.arc.ops.assembly import paint_fg
 from atlas_actors.arc.registry import SUB_KINDS, K
 
@@ -39,6 +39,43 @@ MAX_DEPTH = 3
 HELD_OUT_SIMILARITY = 0.9
 """Share of a held-out pair's cells a program must get right (see
 :meth:`TaskSolver.held_out`)."""
+
+
+DEEPEN_AFTER = 20_000
+"""Op applications after which the depth limit of :class:`TaskSolver` first rises past
+its ``max_depth`` (then after 4x as many again for each further level)."""
+
+INF = float("inf")
+
+
+@dataclass(frozen=True)
+class Stop:
+    """When a search step ends early, besides its budget of op applications: a cap on
+    this thread's CPU time (``time.thread_time()`` value; a safety net for huge grids)
+    and the wall-clock deadline of the search it serves (``time.monotonic()`` value).
+    With neither, a step never reads a clock, so what it finds depends on its budget
+    alone."""
+
+    cpu: float = INF
+    wall: float | None = None
+
+    @classmethod
+    def after(cls, max_seconds: float = INF, deadline: float | None = None) -> Stop:
+        """At most ``max_seconds`` of CPU time from now, and not past ``deadline``."""
+        return cls(INF if max_seconds == INF else time.thread_time() + max_seconds, deadline)
+
+    def passed(self) -> bool:
+        if self.wall is not None and time.monotonic() >= self.wall:
+            return True
+        return self.cpu != INF and time.thread_time() >= self.cpu
+
+    def cpu_left(self) -> float:
+        """CPU seconds left under the cap (infinite without one)."""
+        return INF if self.cpu == INF else self.cpu - time.thread_time()
+
+
+NEVER = Stop()
+"""No clock: a step bounded by its budget alone."""
 
 
 @dataclass
@@ -56,6 +93,8 @@ class Node:
     (it may still lead the search to one)."""
     grid_keys: list[int] | None = None
     """:func:`_grid_key` of each of ``outs`` (set when first needed)."""
+    n_exact: int | None = None
+    """Train pairs ``outs`` gets exactly right (set when known)."""
 
 
 def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
@@ -64,9 +103,9 @@ def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
     sim = 0.0
     for o, t in zip(outs, targets, strict=False):
         if o.shape == t.shape:
-            eq = float((o == t).mean())
-            sim += eq
-            exact += eq == 1.0
+            right = int(np.count_nonzero(o == t))
+            sim += right / t.size  # the mean of the cell matches, as a float
+            exact += right == t.size
     n = len(targets)
     return (exact + sim / n) / (n + 1), exact
 
@@ -113,21 +152,23 @@ class ApplyCache:
 
     def __init__(self, size: int = APPLY_CACHE_SIZE) -> None:
         self.size = size
-        self.entries: dict[tuple[int, int], Grid | None] = {}
+        self.entries: dict[tuple[int, int], tuple[Grid, int] | None] = {}
+        """(output, its :func:`_grid_key`), or None for a failure."""
         self.hits = 0
         self.lookups = 0
 
-    def get(self, key: tuple[int, int]) -> Grid | Literal[False] | None:
-        """The cached output, ``None`` for a cached failure, ``False`` when unknown."""
+    def get(self, key: tuple[int, int]) -> tuple[Grid, int] | Literal[False] | None:
+        """The cached output with its key, ``None`` for a cached failure, ``False``
+        when unknown."""
         self.lookups += 1
         try:
-            got = self.entries[key]  # one dict lookup per grid, hit or miss
+            got = self.entries[key]
         except KeyError:
             return False
         self.hits += 1
         return got
 
-    def put(self, key: tuple[int, int], out: Grid | None) -> None:
+    def put(self, key: tuple[int, int], out: tuple[Grid, int] | None) -> None:
         if self.size <= 0:  # off
             return
         if len(self.entries) >= self.size:
@@ -167,6 +208,14 @@ class TaskSolver:
     """Answers (all grids) of the programs :meth:`held_out` has returned."""
     cache: ApplyCache = field(default_factory=ApplyCache)
     """Op outputs per input grid, shared with the views."""
+    max_depth: int = MAX_DEPTH
+    """Longest op chain the enumeration builds at first."""
+    deepen_after: int | None = DEEPEN_AFTER
+    """Op applications after which the depth limit rises by one, then 4x as many for
+    each next level; the limit also rises whenever no open state is left under it.
+    None keeps ``max_depth`` for good."""
+    parked: list[Node] = field(default_factory=list)
+    """States at the depth limit, expanded once it rises."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -180,6 +229,12 @@ class TaskSolver:
         counts = np.bincount(np.concatenate([g.ravel() for g in self.inputs]), minlength=10)
         self.bg = int(counts.argmax()) if counts[0] * 2 < counts.max() else 0
         self._tflat = np.concatenate([t.ravel() for t in self.targets])
+        self.n_train = len(self.targets)
+        self._tshapes = [t.shape for t in self.targets]
+        self._by_shapes: dict[tuple[str, Any], Any] = {}
+        self.depth_limit = self.max_depth
+        """The current depth limit (see :attr:`deepen_after`)."""
+        self._next_deepen = INF if self.deepen_after is None else float(self.deepen_after)
         root = Node("x", self.inputs, pair_score(self.inputs, self.targets)[0], 0)
         self.seen.add(_key(self.inputs))
         self._check(root)
@@ -188,18 +243,41 @@ class TaskSolver:
     # ------------------------------------------------------------ internals
 
     def _push(self, node: Node) -> None:
-        if node.depth >= MAX_DEPTH:
+        if node.depth >= self.depth_limit:
+            if self.deepen_after is not None:
+                self.parked.append(node)
             return
-        shape = 0.0
-        if _same_ratio(node.outs, self.targets):
-            shape = 0.8 * len(self.targets)  # one scale or tile op away
-        else:
-            for o, t in zip(node.outs, self.targets, strict=False):
-                shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
-                    min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
-                )
-        node.base = node.score + 0.2 * shape / len(self.targets) - 0.15 * node.depth
+        node.base = node.score + self._shape_term(node.outs) - 0.15 * node.depth
         self._queue(node)
+
+    def _shape_term(self, outs: list[Grid]) -> float:
+        """The priority a state gets for how near its train grids' shapes are to the
+        targets' (it depends on the shapes alone, so it is worked out once per shapes)."""
+        shapes = tuple(o.shape for o in outs[: self.n_train])
+        got = self._by_shapes.get(("term", shapes))
+        if got is None:
+            shape = 0.0
+            if _same_ratio(outs, self.targets):
+                shape = 0.8 * len(self.targets)  # one scale or tile op away
+            else:
+                for o, t in zip(outs, self.targets, strict=False):
+                    shape += (min(o.shape[0], t.shape[0]) / max(o.shape[0], t.shape[0])) * (
+                        min(o.shape[1], t.shape[1]) / max(o.shape[1], t.shape[1])
+                    )
+            got = self._by_shapes[("term", shapes)] = 0.2 * shape / len(self.targets)
+        return float(got)
+
+    def _deepen(self) -> None:
+        """Raise the depth limit by one when it is due (by applications spent, or no
+        open state is left under it) and some state waits at it."""
+        if not self.parked or (self.frontier and self.applications < self._next_deepen):
+            return
+        self.depth_limit += 1
+        if self.applications >= self._next_deepen:
+            self._next_deepen *= 4
+        waiting, self.parked = self.parked, []
+        for node in waiting:
+            self._push(node)
 
     def _queue(self, node: Node) -> None:
         pri = node.base - DIVERSITY * self.expanded.get(_branch(node.expr), 0)
@@ -266,24 +344,27 @@ class TaskSolver:
 
     def _apply(self, node: Node, op: str, args: tuple[Any, ...]) -> Node | None:
         self.applications += 1
-        fn = OPS[op].fn
-        hargs = _hashable(args)
-        step = hash((op, hargs))
+        try:  # generators mostly yield hashable tuples: convert only when needed
+            step = hash((op, args))
+            hargs = args
+        except TypeError:
+            hargs = _hashable(args)
+            step = hash((op, hargs))
         if node.grid_keys is None:
             node.grid_keys = [_grid_key(g) for g in node.outs]
         outs: list[Grid] = []
-        prepared: tuple[list[Any], list[int]] | None = None  # on the first grid missed
+        keys: list[int] = []
+        cache = self.cache
         for g, gk in zip(node.outs, node.grid_keys, strict=True):
-            got = self.cache.get((step, gk))
-            if got is None:
-                return None  # failed on this grid before
+            got = cache.get((step, gk))
             if got is not False:
-                outs.append(got)
+                if got is None:
+                    return None  # failed on this grid before
+                outs.append(got[0])
+                keys.append(got[1])
                 continue
             try:
-                if prepared is None:
-                    prepared = _call_args(op, args)
-                call, roles = prepared
+                fn, call, roles = _prepared(op, hargs, args)
                 if roles:
                     call = list(call)
                     for i in roles:
@@ -292,45 +373,58 @@ class TaskSolver:
                 if not _valid(out):
                     raise ValueError("not a grid")
             except Exception:
-                self.cache.put((step, gk), None)
+                cache.put((step, gk), None)
                 return None
-            self.cache.put((step, gk), out)
+            ok = _grid_key(out)
+            cache.put((step, gk), (out, ok))
             outs.append(out)
-        keys = [_grid_key(o) for o in outs]
+            keys.append(ok)
         k = _keys_key(keys)
         if k in self.seen:
             return None
         self.seen.add(k)
-        tainted = node.tainted or _train_noop(node.outs, outs, len(self.targets))
+        n = self.n_train
+        tainted = node.tainted or (
+            keys[:n] == node.grid_keys[:n] and _train_noop(node.outs, outs, n)
+        )
         expr = (op, node.expr, *hargs)
         self.memo[expr] = outs
-        score, _ = pair_score(outs, self.targets)
-        return Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
+        score, exact = pair_score(outs, self.targets)
+        child = Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
+        child.n_exact = exact
+        return child
 
     def _check(self, node: Node, look: bool = True) -> None:
         if node.tainted:
             return
-        train = node.outs[: len(self.targets)]
-        if all(
-            o.shape == t.shape and (o == t).all() for o, t in zip(train, self.targets, strict=False)
-        ):
+        train = node.outs[: self.n_train]
+        if node.n_exact is None:
+            node.n_exact = pair_score(train, self.targets)[1]
+        if node.n_exact == self.n_train:
             if node.expr != "x":
                 node.exact = True
                 self.exact.append(node)
             return
-        self._keep_layer(node, train)
+        # the train grids in one array when they have the targets' shapes
+        flat = (
+            np.concatenate([o.ravel() for o in train])
+            if [o.shape for o in train] == self._tshapes
+            else None
+        )
+        if flat is not None:
+            self._keep_layer(node, flat)
         if look and node.expr != "x":
             self._scale_lookahead(node)
         if self.tiny:
             return
-        role = self._paint_role(train)
+        role = None if flat is None else self._paint_role(train)
         if role is not None:
             paint: Expr = ("paint_fg", node.expr, "x", role, self.bg)
             outs = self.run_expr(paint)
             if outs is not None:
                 self.exact.append(Node(paint, outs, 1.0, node.depth + 1, exact=True))
                 return
-        cmap = infer_cmap(train, self.targets)
+        cmap = None if flat is None else cmap_of_codes(flat * 10 + self._tflat)
         if cmap and self._cmap_covers(node.outs, cmap):
             expr = ("recolor", node.expr, tuple(tuple(p) for p in cmap))
             outs = self.run_expr(expr)
@@ -343,16 +437,20 @@ class TaskSolver:
         same in every pair; or blocky states whose blocks shrink to the targets) is
         finished at once with that op (then the usual finishers), so that the search
         need not rank a wrong-sized state high enough to expand it."""
-        train = node.outs[: len(self.targets)]
-        ops: tuple[str, ...]
-        if _same_ratio(train, self.targets):
-            ops = _SCALE_UP if train[0].size < self.targets[0].size else ()
-        elif all(
-            o.shape != t.shape and o.size > t.size
-            for o, t in zip(train, self.targets, strict=False)
-        ):
-            ops = ("downscale_auto",)
-        else:
+        train = node.outs[: self.n_train]
+        shapes = tuple(o.shape for o in train)
+        ops = self._by_shapes.get(("scale", shapes))
+        if ops is None:
+            ops = ()
+            if _same_ratio(train, self.targets):
+                ops = _SCALE_UP if train[0].size < self.targets[0].size else ()
+            elif all(
+                o.shape != t.shape and o.size > t.size
+                for o, t in zip(train, self.targets, strict=False)
+            ):
+                ops = ("downscale_auto",)
+            self._by_shapes[("scale", shapes)] = ops
+        if not ops:
             return
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         for op in ops:
@@ -412,11 +510,9 @@ class TaskSolver:
             return False  # many colours become one: a new colour may well follow them
         return any(seen[c] and c not in changed and c != self.bg for c in range(10))
 
-    def _keep_layer(self, node: Node, train: list[Grid]) -> None:
-        """Remember a target-shaped state for :meth:`compose`."""
-        if not all(o.shape == t.shape for o, t in zip(train, self.targets, strict=False)):
-            return
-        flat = np.concatenate([o.ravel() for o in train])
+    def _keep_layer(self, node: Node, flat: Grid) -> None:
+        """Remember a target-shaped state (its train grids, flattened, are ``flat``)
+        for :meth:`compose`."""
         wrong = flat != self._tflat
         paint = flat != self.bg
         if paint.any() and not (paint & wrong).any():
@@ -466,21 +562,25 @@ class TaskSolver:
             ):
                 self.exact.append(Node(expr, outs, 1.0, base.depth + 1, exact=True))
 
-    def expand(self, node: Node, budget: int, deadline: float = float("inf")) -> list[Node]:
+    def expand(self, node: Node, budget: int, stop: Stop = NEVER) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
-        op applications, stopping early at ``deadline`` (``time.thread_time()``: this
-        thread's CPU time)."""
+        op applications, ending early when ``stop`` has passed."""
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         children: list[Node] = []
         used = 0
-        for op, gen in GENERATORS.items():
+        for i, spec in enumerate(GENERATED):
+            if spec.when and not ctx.holds(spec.when):
+                continue
+            if not i & 7 and stop.passed():  # generators alone can take a while
+                return children
             try:
-                arg_list = list(gen(ctx))
+                arg_list = list(spec.generator(ctx))  # type: ignore[misc]
             except Exception:
                 continue
+            op = spec.name
             for args in arg_list:
-                # the CPU clock is a system call: read it every 8th application
-                if used >= budget or (not used & 7 and time.thread_time() > deadline):
+                # the CPU clock is a system call: look every 8th application
+                if used >= budget or (not used & 7 and used and stop.passed()):
                     return children
                 used += 1
                 child = self._apply(node, op, args)
@@ -492,22 +592,27 @@ class TaskSolver:
 
     # ------------------------------------------------------------ public
 
-    def search(self, budget: int, max_seconds: float = 3.0) -> None:
+    def search(self, budget: int, max_seconds: float = 3.0, deadline: float | None = None) -> None:
         """Spend about ``budget`` op applications expanding the best open states.
 
-        ``max_seconds`` is a safety net for huge grids (results are deterministic unless
-        it cuts in)."""
+        ``max_seconds`` (CPU time of this thread) is a safety net for huge grids and
+        ``deadline`` (``time.monotonic()``) the end of the search this step serves:
+        the states found depend on the budget alone unless one of them cuts in."""
+        self.step(budget, Stop.after(max_seconds, deadline))
+
+    def step(self, budget: int, stop: Stop = NEVER) -> None:
+        """:meth:`search` with its limits as one :class:`Stop`."""
         with self.lock:
-            stop = self.applications + budget
-            deadline = time.thread_time() + max_seconds
-            while self.frontier and self.applications < stop and time.thread_time() < deadline:
+            end = self.applications + budget
+            while self.applications < end and not stop.passed():
+                self._deepen()
                 node = self._pop()
                 if node is None:
                     break
-                for child in self.expand(node, 100000, deadline):
+                for child in self.expand(node, 100000, stop):
                     self.nodes.append(child)
                     self._push(child)
-            if not self.exact and self.composes:
+            if not self.exact and self.composes and not stop.passed():
                 self.compose()
 
     def has_alternative(self) -> bool:
@@ -527,10 +632,13 @@ class TaskSolver:
         :func:`_similar` to it."""
         return self.answer(node) != self.answer(first) and not _similar(node.expr, first.expr)
 
-    def search_alternative(self, budget: int, max_seconds: float, step: int = 1000) -> bool:
+    def search_alternative(
+        self, budget: int, max_seconds: float, step: int = 1000, deadline: float | None = None
+    ) -> bool:
         """Search on, in steps of about ``step`` op applications, until
         :meth:`has_alternative`, or ``budget`` applications or ``max_seconds`` of this
-        thread's CPU time are spent; True when an alternative was found.
+        thread's CPU time are spent, or ``deadline`` (``time.monotonic()``) has passed;
+        True when an alternative was found.
 
         A task has two attempts. When the programs that fit the train pairs are one
         reading of them (one program, or it with extra steps), the second attempt would
@@ -541,17 +649,24 @@ class TaskSolver:
             return False
         if self.pinned is None:
             self.pinned = self.solutions()[0]
-        stop = self.applications + budget
-        deadline = time.thread_time() + max_seconds
+        end = self.applications + budget
+        stop = Stop.after(max_seconds, deadline)
         while not self.has_alternative():
-            left = deadline - time.thread_time()
-            if not self.frontier or self.applications >= stop or left <= 0:
+            if not self.open() or self.applications >= end or stop.passed():
                 return False
-            self.search(min(step, stop - self.applications), max_seconds=left)
+            self.step(min(step, end - self.applications), stop)
         return True
 
+    def open(self) -> bool:
+        """Some state is still to be expanded (open, or waiting at the depth limit)."""
+        return bool(self.frontier or self.parked)
+
     def held_out(
-        self, budget: int, max_seconds: float, similarity: float = HELD_OUT_SIMILARITY
+        self,
+        budget: int,
+        max_seconds: float,
+        similarity: float = HELD_OUT_SIMILARITY,
+        deadline: float | None = None,
     ) -> list[Node]:
         """One step of a search for programs that fit every train pair but one and
         nearly fit that one; returns those found in this step.
@@ -562,7 +677,8 @@ class TaskSolver:
         parameters inferred from all pairs (a colour map, a table) come out
         inconsistent, so the right program is never built. With three or more pairs,
         each pair is held out in its own view: an enumeration on the other pairs. A step
-        spends ``budget`` op applications (at most ``max_seconds`` CPU seconds) on the
+        spends ``budget`` op applications (at most ``max_seconds`` CPU seconds, and not
+        past ``deadline``) on the
         view that has had the least so far; of the programs it finds exact on the other
         pairs, those whose output for the held-out input has the right shape and at
         least ``similarity`` of its cells right are returned, scored on all pairs (the
@@ -576,13 +692,13 @@ class TaskSolver:
                 rest = [p for j, p in enumerate(self.train) if j != i]
                 tests = [self.train[i][0], *self.test_inputs]
                 self.views.append(TaskSolver(rest, tests, composes=False, cache=self.cache))
-        open_views = [(v.applications, i) for i, v in enumerate(self.views) if v.frontier]
+        open_views = [(v.applications, i) for i, v in enumerate(self.views) if v.open()]
         if not open_views:
             return []
         i = min(open_views)[1]
         view = self.views[i]
         before = len(view.exact)
-        view.search(budget, max_seconds=max_seconds)
+        view.search(budget, max_seconds=max_seconds, deadline=deadline)
         want = self.targets[i]
         found: list[Node] = []
         for node in view.exact[before:]:  # the ones this step found
@@ -670,6 +786,24 @@ def _top(e: Expr) -> Any:
     spec = OPS[e[0]]
     rest = [a for k, a in zip(spec.kinds, e[1:], strict=True) if k not in SUB_KINDS]
     return (e[0], *rest)
+
+
+_PREPARED: dict[tuple[str, Any], tuple[Any, list[Any], list[int]]] = {}
+""":func:`_prepared` by (op, hashable arguments)."""
+
+
+def _prepared(
+    op: str, hargs: tuple[Any, ...], args: tuple[Any, ...]
+) -> tuple[Any, list[Any], list[int]]:
+    """``op``'s function with :func:`_call_args` of ``args`` (``hargs`` their hashable
+    form), made once per op and arguments."""
+    key = (op, hargs)
+    got = _PREPARED.get(key)
+    if got is None:
+        if len(_PREPARED) > 100_000:
+            _PREPARED.clear()
+        got = _PREPARED[key] = (OPS[op].fn, *_call_args(op, args))
+    return got
 
 
 def _call_args(op: str, args: tuple[Any, ...]) -> tuple[list[Any], list[int]]:

@@ -37,11 +37,11 @@ def test_a_memo_entry_under_a_reused_id_is_not_trusted() -> None:
     a = np.array([[1, 1, 0, 2]])
     b = np.array([[1, 0, 2, 2]])
     objs_a, objs_b = components(a, 4, 1, 0), components(b, 4, 1, 0)
-    assert grids._pick(a, objs_a, "largest", 0) == 0
+    assert grids.pick_index(a, objs_a, "largest", 0) == 0
     grids._CACHE_FEAT[(id(objs_b), "select", "largest", 0)] = grids._CACHE_FEAT[
         (id(objs_a), "select", "largest", 0)
     ]
-    assert grids._pick(b, objs_b, "largest", 0) == 1
+    assert grids.pick_index(b, objs_b, "largest", 0) == 1
     o = objs_a[0]
     assert obj_feature(a, o, "size", 0) == 2
     grids._CACHE_FEAT[(id(objs_b[0][0]), "size", 0)] = grids._CACHE_FEAT[(id(o[0]), "size", 0)]

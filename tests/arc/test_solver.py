@@ -4,6 +4,8 @@ attempt, and the grids it accepts."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -102,3 +104,35 @@ def test_a_swap_map_finishes_a_test_input_with_the_missing_half() -> None:
 )
 def test_valid_grids(grid: object, ok: bool) -> None:
     assert _valid(grid) is ok
+
+
+def _small_solver(**kw: object) -> TaskSolver:
+    pairs = [([[1, 0, 0], [0, 2, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0], [3, 3, 3]])]
+    return TaskSolver([(G(i), G(o)) for i, o in pairs], [G([[0, 1], [2, 0]])], **kw)  # type: ignore[arg-type]
+
+
+def test_the_depth_limit_rises_with_the_budget() -> None:
+    fixed = _small_solver(max_depth=1, deepen_after=None)
+    fixed.search(3000, 1e9)
+    assert max(n.depth for n in fixed.nodes) == 1
+    assert not fixed.open()  # depth 1 exhausted, nothing more to do
+    growing = _small_solver(max_depth=1, deepen_after=200)
+    growing.search(3000, 1e9)
+    assert growing.depth_limit >= 2
+    assert max(n.depth for n in growing.nodes) >= 2
+    assert growing.applications > fixed.applications
+
+
+def test_a_budgeted_search_finds_the_same_states_whatever_the_clock() -> None:
+    runs = []
+    for _ in range(2):
+        s = _small_solver(deepen_after=300)
+        s.search(2000, 1e9)
+        runs.append([str(n.expr) for n in s.nodes])
+    assert runs[0] == runs[1]
+
+
+def test_a_passed_wall_deadline_stops_a_search_step() -> None:
+    s = _small_solver()
+    s.search(2000, 1e9, deadline=time.monotonic() - 1)
+    assert s.applications == 0

@@ -195,10 +195,13 @@ _DECLARED = declared()
 OPS: dict[str, OpSpec] = {n: _DECLARED[n] for n in in_order(list(_DECLARED), ORDER)}
 """Every op of the DSL by name."""
 
-GENERATORS: dict[str, Generator] = {
-    n: g
+GENERATED: tuple[OpSpec, ...] = tuple(
+    _DECLARED[n]
     for n in in_order([n for n, s in _DECLARED.items() if s.generator], GENERATOR_ORDER)
-    if (g := _DECLARED[n].generator) is not None
-}
-"""Op name -> generator of inferred argument tuples, in the order the search tries them
-(ops absent here are only reached by mutation or the search's finishers)."""
+)
+"""The ops with a generator, in the order the search tries them (ops absent here are
+only reached by mutation or the search's finishers)."""
+
+GENERATORS: dict[str, Generator] = {s.name: s.arguments for s in GENERATED}
+"""Op name -> its inferred argument tuples for a state (none unless the op's ``when``
+holds), in the order the search tries them."""

@@ -11,7 +11,7 @@ import numpy as np
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color
 from atlas_actors.arc.infer import Args, Ctx, fits
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
@@ -21,8 +21,6 @@ def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
 
 def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, the same colour counts, and some cells changed (things moved)."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     for s, t in ctx.pairs:
         if (s == t).all() or not np.array_equal(
             np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
@@ -37,6 +35,7 @@ def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
     generator=g_pieces_into_holes,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the lone 2 moves into the one-cell hole of the 5 ring
         Case(
@@ -110,13 +109,13 @@ def pieces_into_holes(g: Grid, turns: str, bg: int) -> Grid:
 
 
 def g_fit_in_frame(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller and ctx.depth == 0:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_fit_in_frame,
+    when=W.SMALLER | W.FIRST,
     cases=[
         Case(
             (0,),
@@ -387,8 +386,6 @@ def _touching(box: Grid, patch: Grid, y: int, x: int, bg: int) -> int:
 def g_fill_marked_box(ctx: Ctx) -> Iterator[Args]:
     """Smaller targets whose four corners have one colour: the narrowest transform set
     that rebuilds the train targets."""
-    if ctx.depth > 1 or ctx.same_shape or not ctx.smaller:
-        return
     for t in ctx.targets:
         h, w = t.shape
         if h < 3 or w < 3:
@@ -409,6 +406,7 @@ _BOX_OUT = [[4, 0, 0, 0, 4], [2, 2, 1, 1, 0], [4, 0, 0, 0, 4]]
 @op(
     params=(OneOf(*_TS), K.COLOR),
     generator=g_fill_marked_box,
+    when=W.RESHAPED | W.SMALLER | W.SHALLOW,
     cases=[
         # the 1 2 outside the box of the 4 corners goes where it agrees with the 1 inside
         Case(
@@ -496,8 +494,6 @@ def _square_pieces(g: Grid, bg: int) -> list[Grid]:
 def g_assemble_by_mark(ctx: Ctx) -> Iterator[Args]:
     """Square targets (3 or 2 pieces a side) with as many cells as their state has
     non-background cells."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     for s, t in ctx.pairs:
         if t.shape[0] != t.shape[1] or (t.shape[0] % 2 and t.shape[0] % 3):
             return
@@ -514,6 +510,7 @@ _PIECES = [[5, 5, 0, 1, 5], [5, 4, 0, 5, 5], [0] * 5, [5, 2, 5, 5, 0], [5, 5, 3,
 @op(
     params=(K.COLOR,),
     generator=g_assemble_by_mark,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at
         Case((0,), _PIECES, _PICTURE),

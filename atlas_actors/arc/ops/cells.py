@@ -11,7 +11,7 @@ from atlas_actors.arc.grids import GRID_FEATURES, Grid, grid_feature, line_segme
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells, painted_only
 from atlas_actors.arc.ops.connect import connect
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _lenient_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -61,6 +61,7 @@ def _panels(g: Grid, bg: int) -> list[tuple[int, int, int, int]]:
 @op(
     params=(K.COLOR,),
     generator=g_crop_bg,
+    when=W.SMALLER,
     cases=[
         Case(
             (0,),
@@ -87,8 +88,6 @@ def cells_to_pixels(g: Grid, bg: int) -> Grid:
 
 def g_cells_map(ctx: Ctx) -> Iterator[Args]:
     """Infer a cell feature -> colour table for grids cut into cells by separators."""
-    if not ctx.smaller or ctx.depth > 1:
-        return
     cells = []
     for s, t in ctx.pairs:
         try:
@@ -136,6 +135,7 @@ def g_cells_map(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*GRID_FEATURES), K.TABLE, K.COLOR),
     generator=g_cells_map,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # cells with 2 coloured cells become 1, others background
         Case(
@@ -260,8 +260,6 @@ def cell_max_fill(g: Grid, bg: int) -> Grid:
 
 def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
     """Same shapes: try picking the emptiest and the fullest cell."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     for sel in ("min", "max"):
         if fits(ctx, cell_expand, sel, ctx.bg):
             yield (sel, ctx.bg)
@@ -271,6 +269,7 @@ def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("min", "max"), K.COLOR),
     generator=g_cell_expand,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
         Case(
@@ -311,8 +310,6 @@ def cell_expand(g: Grid, sel: str, bg: int) -> Grid:
 
 def g_cell_template_mark(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: the separator colour or one new colour."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
     for c in [-1, *cs]:
@@ -324,6 +321,7 @@ def g_cell_template_mark(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_cell_template_mark,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the fullest cell (left) is the template: the other cell gets its missing cells in
         # the separator colour (5)
@@ -365,8 +363,6 @@ def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
 
 def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, fewer non-background cells: the key is a colour of every state."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     if any(int((t != ctx.bg).sum()) >= int((s != ctx.bg).sum()) for s, t in ctx.pairs):
         return
     for k in ctx.state_colors[:10]:
@@ -378,6 +374,7 @@ def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_cell_key_place,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom
         # right cell; the rest is cleared
@@ -428,8 +425,6 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, every state cut into the same number of equal panels, the first
     one kept, and each other target panel one rigid transform of the first (the same
     transform per panel index in every pair)."""
-    if ctx.depth > 0 or not ctx.same_shape:
-        return
     allowed: list[set[int]] | None = None
     for s, t in ctx.pairs:
         try:
@@ -456,6 +451,7 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.RIGIDS, K.COLOR),
     generator=g_panel_transforms,
+    when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # panels cut by the 5 column: the second is the first mirrored left-right, the
         # third the first turned a half turn
@@ -496,8 +492,6 @@ def g_panel_colors(ctx: Ctx) -> Iterator[Args]:
     """Every state cut into panels, every target one line of one colour per panel
     (rows or columns, one length), the colour a function of the panel's content that
     covers the test panels."""
-    if ctx.depth > 0 or not ctx.smaller:
-        return
     for layout in ("rows", "cols"):
         table: dict[int, int] = {}
         lens: set[int] = set()
@@ -537,6 +531,7 @@ _KB = panel_key(np.array([[2, 2], [2, 0]]))
 @op(
     params=(K.TABLE, OneOf("rows", "cols"), K.COUNT, K.COLOR),
     generator=g_panel_colors,
+    when=W.SMALLER | W.FIRST,
     cases=[
         # two panels cut by the 0 column (0 also inside them): each panel's content looked
         # up (1-panel -> 4, 2-panel -> 6) and written as a row of 3
@@ -581,8 +576,6 @@ def g_fill_panels_by_place(ctx: Ctx) -> Iterator[Args]:
     either unchanged or with its background painted one colour, the same colour for
     panels of the same place class in every pair; the test panels' classes seen (or
     "other" places, when no such place was painted)."""
-    if ctx.depth > 0 or not ctx.same_shape:
-        return
     table: dict[int, int] = {}
     for s, t in ctx.pairs:
         try:
@@ -624,6 +617,7 @@ def g_fill_panels_by_place(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COLOR),
     generator=g_fill_panels_by_place,
+    when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # 3 x 3 panels cut by 5 lines: the first panel painted 1, the middle one 2, the
         # last one 3 (keys 4 * row class + column class)

@@ -21,7 +21,7 @@ from atlas_actors.arc.infer import (
     resolved_pairs,
     some_change,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_bg(ctx: Ctx) -> Iterator[Args]:
@@ -61,8 +61,6 @@ def recolor(g: Grid, cmap: list[list[int]]) -> Grid:
 def g_replace_color(ctx: Ctx) -> Iterator[Args]:
     """One colour replaced by another in every pair, colours possibly varying per pair
     (then given as roles)."""
-    if not ctx.same_shape:
-        return
     src, dst = [], []
     for s, t in ctx.pairs:
         diff = s != t
@@ -83,6 +81,7 @@ def g_replace_color(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_replace_color,
+    when=W.SAME_SHAPE,
     cases=[
         Case((2, 9), _A, [[1, 9, 0], [0, 3, 0]]),
     ],
@@ -120,8 +119,6 @@ def g_swap_colors(ctx: Ctx) -> Iterator[Args]:
     """Per-pair colour maps where colour ``a`` takes the place of another colour ``b`` of
     the same grid, the colours varying per pair (given as roles): swap them, and the
     final colour map does the rest."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     maps = pair_cmaps(ctx)
     if maps is None:
         return
@@ -146,6 +143,7 @@ def g_swap_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_swap_colors,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case((1, 2), _A, [[2, 1, 0], [0, 3, 0]]),
     ],
@@ -189,15 +187,15 @@ def minority_recolor(g: Grid, bg: int) -> Grid:
 
 
 def g_line_majority(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        yield ("rows",)
-        yield ("cols",)
-        yield ("auto",)
+    yield ("rows",)
+    yield ("cols",)
+    yield ("auto",)
 
 
 @op(
     params=(OneOf("rows", "cols", "auto"),),
     generator=g_line_majority,
+    when=W.SAME_SHAPE,
     cases=[
         Case(("rows",), [[1, 1, 2], [3, 4, 4]], [[1, 1, 1], [4, 4, 4]]),
         Case(("auto",), [[1, 2, 3], [1, 2, 3], [5, 2, 3]], [[1, 2, 3], [1, 2, 3], [1, 2, 3]]),
@@ -218,8 +216,6 @@ def line_majority(g: Grid, axis: str) -> Grid:
 
 def g_recolor_nearest(ctx: Ctx) -> Iterator[Args]:
     """Only cells of one colour change (to other colours already in the grid)."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     src: set[int] = set()
     for s, t in ctx.pairs:
         d = s != t
@@ -240,6 +236,7 @@ def g_recolor_nearest(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf("row", "col", "orow", "ocol", "any"), K.COLOR),
     generator=g_recolor_nearest,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # each 5 takes the colour of the nearest other colour in its row
         Case((5, "row", 0), [[1, 0, 5, 5, 3], [2, 5, 0, 0, 0]], [[1, 0, 1, 3, 3], [2, 2, 0, 0, 0]]),
@@ -296,8 +293,6 @@ def recolor_nearest(g: Grid, c: int, mode: str, bg: int) -> Grid:
 
 
 def g_stride_recolor(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
         return
@@ -312,6 +307,7 @@ def g_stride_recolor(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, OneOf("rows", "cols"), K.COUNT, K.FLAG),
     generator=g_stride_recolor,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (4, 6, "cols", 3, 0),
@@ -334,8 +330,6 @@ def stride_recolor(g: Grid, a: int, b: int, axis: str, k: int, anchor: int) -> G
 
 def g_recolor_except(ctx: Ctx) -> Iterator[Args]:
     """All colours but one (kept) become one colour."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     maps = pair_cmaps(ctx)
     if maps is None:
         return
@@ -359,6 +353,7 @@ def g_recolor_except(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_recolor_except,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case((2, 5), [[2, 1, 8], [2, 2, 0]], [[2, 5, 5], [2, 2, 5]]),
     ],
@@ -370,8 +365,6 @@ def recolor_except(g: Grid, keep: int, c: int) -> Grid:
 
 def g_swap_other(ctx: Ctx) -> Iterator[Args]:
     """Colour ``a`` takes the place of the grid's one other colour, which varies."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     maps = pair_cmaps(ctx)
     if maps is None:
         return
@@ -393,6 +386,7 @@ def g_swap_other(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR_OR_NONE),
     generator=g_swap_other,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case((5, -1), [[4, 5], [5, 5]], [[5, 4], [4, 4]]),
     ],
@@ -409,8 +403,6 @@ def swap_other(g: Grid, a: int, bg: int) -> Grid:
 
 def g_recolor_by_dot(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; per pair exactly one cell is erased and none painted on."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     for s, t in ctx.pairs:
         fs, ft = s != ctx.bg, t != ctx.bg
         if int((fs & ~ft).sum()) != 1 or (ft & ~fs).any():
@@ -421,6 +413,7 @@ def g_recolor_by_dot(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_recolor_by_dot,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the lone 4 cell is the palette: the 2 shape turns 4 and the 4 cell goes
         Case(
@@ -516,8 +509,6 @@ def _legend(a: Grid, bg: int) -> tuple[int, int, int] | None:
 def g_legend_recolor(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only non-background cells recoloured (the task's background or
     each grid's own)."""
-    if not some_change(ctx):
-        return
     for bg in bg_readings(ctx):
         if any(((s == b) != (t == b)).any() for (s, t), b in resolved_pairs(ctx, bg)):
             continue
@@ -535,6 +526,7 @@ _KEY_ONCE = [[1, 2, 0, 2, 2, 0], [3, 4, 0, 4, 0, 5], [2, 5, 0, 0, 0, 0], [0, 0, 
 @op(
     params=(K.FLAG, K.COLOR),
     generator=g_legend_recolor,
+    when=W.CHANGED,
     cases=[
         # the key 1->2, 3->4, 2->5 (left two columns) recolours the rest: chained, 1 ends
         # as 5; once, 1 becomes 2
@@ -637,8 +629,6 @@ def cycle_recolor(g: Grid, cols: list[int], order: str, bg: int) -> Grid:
 
 def g_keep_top_colors(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, every changed cell becoming one colour (the same in every pair)."""
-    if not some_change(ctx):
-        return
     new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
     if len(new) != 1:
         return
@@ -656,6 +646,7 @@ _TOP_OUT = [[1, 1, 1, 2], [1, 1, 2, 7], [7, 1, 2, 1]]
 @op(
     params=(K.COUNT, K.COLOR),
     generator=g_keep_top_colors,
+    when=W.CHANGED,
     cases=[
         # 1 and 2 are the commonest; 3 and 4 become 7
         Case((2, 7), _TOP_IN, _TOP_OUT),

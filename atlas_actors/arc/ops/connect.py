@@ -9,13 +9,14 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
-from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_connect, painted_only
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_connect
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_connect,
+    when=W.SAME_SHAPE,
     cases=[
         Case((1, 7, 0), [[1, 0, 0, 1], [0, 0, 0, 0]], [[1, 7, 7, 1], [0, 0, 0, 0]]),
         Case((-1, -1, 0), [[1, 0, 1], [2, 0, 2]], [[1, 1, 1], [2, 2, 2]]),
@@ -68,8 +69,6 @@ def _gaps(g: Grid, c: int, axis: str, bg: int) -> list[tuple[Grid, Grid, int]]:
 def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
     """Infer which gaps are filled: the pairs' colour or one fill colour, along which
     axis, and the longest gap filled (every longer gap must stay open)."""
-    if not ctx.grows or ctx.depth > 1:
-        return
     pairs = ctx.pairs
     painted: list[Grid] = []
     for s, t in pairs:
@@ -110,6 +109,7 @@ def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR_OR_NONE, OneOf("h", "v", "hv"), K.COUNT, K.COLOR),
     generator=g_fill_gaps,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # gaps of one cell between equal colours get 2; the wider gap stays open
         Case(
@@ -132,14 +132,14 @@ def fill_gaps(g: Grid, c: int, fill: int, axis: str, maxgap: int, bg: int) -> Gr
 
 
 def g_connect_layered(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and ctx.depth <= 1:
-        yield ("h", ctx.bg)
-        yield ("v", ctx.bg)
+    yield ("h", ctx.bg)
+    yield ("v", ctx.bg)
 
 
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_connect_layered,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # columns drawn over rows, or rows over columns
         Case(("v", 0), [[0, 2, 0], [3, 0, 3], [0, 2, 0]], [[0, 2, 0], [3, 2, 3], [0, 2, 0]]),
@@ -168,8 +168,6 @@ def connect_layered(g: Grid, top: str, bg: int) -> Grid:
 def g_connect_l(ctx: Ctx) -> Iterator[Args]:
     """Two colours with one cell each in every state; the path colour is the one
     colour painted."""
-    if not ctx.grows or ctx.depth > 1:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or set(ch[0]) != {ctx.bg}:
         return
@@ -184,6 +182,7 @@ def g_connect_l(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, OneOf("h", "v"), K.COLOR, K.COLOR),
     generator=g_connect_l,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # from the 8 down its column to the 2's row, then across to the 2
         Case(
@@ -215,8 +214,6 @@ def connect_l(g: Grid, a: int, b: int, first: str, c: int, bg: int) -> Grid:
 
 def g_bridge(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all with one colour: try both insets."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1:
         return
@@ -228,6 +225,7 @@ def g_bridge(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_bridge,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
         Case(
@@ -270,8 +268,6 @@ def bridge(g: Grid, c: int, inset: int, bg: int) -> Grid:
 def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: the middle colour is a target colour that no
     state has (or the background when nothing needs it)."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     pairs = ctx.pairs
     new = set(np.unique(np.concatenate([t[s != t] for s, t in pairs])).tolist())
     for c in [*sorted(new), ctx.bg]:
@@ -284,6 +280,7 @@ def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf("h", "v", "hv"), K.COLOR),
     generator=g_meet_middle,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # 1 and 2 grow toward each other and meet at a 5
         Case(

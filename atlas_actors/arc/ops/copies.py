@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, enclosed, role_color, split_parts
-from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, painted_bg, painted_only
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, painted_bg
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
@@ -23,8 +23,6 @@ def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
 
 def g_recolor_matching(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; only non-background cells change, to non-background colours."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     pairs = ctx.pairs
     for s, t in pairs:
         d = s != t
@@ -40,6 +38,7 @@ def g_recolor_matching(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("inner", "frame"), K.FLAG, K.COLOR),
     generator=g_recolor_matching,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 bar in the 5 frame is the template: the matching 1 bar turns 2
         Case(
@@ -93,8 +92,6 @@ def recolor_matching(g: Grid, mode: str, closed: int, bg: int) -> Grid:
 
 def g_repeat_toward(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, with colours the states have."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     if fits(ctx, repeat_toward, ctx.bg):
         yield (ctx.bg,)
 
@@ -102,6 +99,7 @@ def g_repeat_toward(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_repeat_toward,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 1 block repeats toward the 3, in colour 3, every 3 columns to the edge
         Case(
@@ -227,8 +225,6 @@ def _key_mask_objects(g: Grid, bg: int) -> tuple[Grid, Grid]:
 
 
 def g_key_mask(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape or ctx.depth > 1:
-        return
     try:
         for s in ctx.train:
             _key_and_mask(s, ctx.bg)
@@ -241,6 +237,7 @@ def g_key_mask(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("up", "down", "kron"), K.COLOR),
     generator=g_key_mask,
+    when=W.RESHAPED | W.SHALLOW,
     cases=[
         Case(
             ("up", 0),
@@ -336,8 +333,6 @@ def _march(o: Grid, g: Grid, sy: Grid, sx: Grid, my: Grid, mx: Grid, c: int, b: 
 def g_march_copies(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted, and every train state has an
     object (8-connected) of two colours."""
-    if ctx.depth > 0 or not ctx.grows:
-        return
     bgs = {int(np.bincount(s.ravel(), minlength=10).argmax()) for s in ctx.train}
     bg = 13 if len(bgs) > 1 else ctx.bg
     for s in ctx.train:
@@ -352,6 +347,7 @@ def g_march_copies(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("marker", "main"), K.COLOR),
     generator=g_march_copies,
+    when=W.GROWS | W.FIRST,
     cases=[
         # the 1 diamond is stamped in the marker's colour 2 toward the marker, with the
         # smallest step (2) that clears it, until off the grid
@@ -429,8 +425,6 @@ def march_copies(g: Grid, col: str, bg: int) -> Grid:
 def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
     """Smaller targets: with the task's background, or each grid's commonest colour
     (role 13)."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     for bg in bg_readings(ctx):
         if fits_bg(ctx, overlay_objects, bg):
             yield (bg,)
@@ -442,6 +436,7 @@ _OVER_IN = [[5, 5, 0, 0, 0], [5, 1, 0, 5, 5], [0, 0, 0, 2, 5]]
 @op(
     params=(K.COLOR,),
     generator=g_overlay_objects,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # two same-size objects stacked, 5 (the commonest) showing through
         Case((0,), _OVER_IN, [[5, 5], [2, 1]]),
@@ -499,8 +494,6 @@ def _near_groups(g: Grid, reach: int, bg: int) -> list[tuple[Grid, Grid]]:
 def g_complete_copies(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own):
     objects joined across gaps of one cell, then two."""
-    if ctx.depth > 1:
-        return
     for bg in bg_readings(ctx):
         if painted_bg(ctx, bg):
             for reach in (1, 2):
@@ -524,6 +517,7 @@ _PLUS_OUT[5][4] = 2
 @op(
     params=(K.COUNT, K.COLOR),
     generator=g_complete_copies,
+    when=W.SHALLOW,
     cases=[
         # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
         # it finishes it

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import GRID_FEATURES, Grid, components, grid_feature, role_color
 from atlas_actors.arc.infer import Args, Ctx, colors_vary
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def table_grid(v: int, table: list[list[int]], h: int, w: int, bg: int, dtype: Any) -> Grid:
@@ -231,8 +231,6 @@ def count_fill(g: Grid, what: str, c: int, h: int, w: int, bg: int) -> Grid:
 
 
 def g_histogram(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape or ctx.depth > 1:
-        return
     for skip in (ctx.bg, -1):
         ncols = [len(set(np.unique(s).tolist()) - {skip}) for s in ctx.train]
         for axis, k in (("v", 1), ("h", 0)):
@@ -243,6 +241,7 @@ def g_histogram(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("v", "h"), K.COLOR_OR_NONE),
     generator=g_histogram,
+    when=W.RESHAPED | W.SHALLOW,
     cases=[
         Case(
             ("v", -1),
@@ -429,8 +428,6 @@ def snake_colors(g: Grid, h: int, w: int, axis: str, bg: int) -> Grid:
 
 def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
     """Targets whose rows are all equal."""
-    if not ctx.smaller or ctx.depth > 1:
-        return
     if all((t == t[0:1]).all() for t in ctx.targets):
         for conn in (8, 4):
             yield (conn, ctx.bg)
@@ -439,6 +436,7 @@ def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.CONN, K.COLOR),
     generator=g_largest_bars,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case((8, 0), [[4, 0, 9, 0, 6], [4, 0, 9, 0, 6], [4, 0, 0, 0, 6]], [[4, 6], [4, 6], [4, 6]]),
     ],
@@ -459,8 +457,6 @@ def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
 
 def g_line_colors(ctx: Ctx) -> Iterator[Args]:
     """Square targets whose rows (or columns) are each one colour."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     for t in ctx.targets:
         if t.shape[0] != t.shape[1] or not ((t == t[:, :1]).all() or (t == t[:1]).all()):
             return
@@ -470,6 +466,7 @@ def g_line_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_line_colors,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case((0,), [[1, 0, 2, 5, 5], [1, 0, 2, 5, 5], [1, 0, 2, 0, 0]], [[1, 2], [1, 2]]),
         Case((0,), [[3, 3, 3], [0, 0, 0], [4, 4, 0]], [[3, 3], [4, 4]]),

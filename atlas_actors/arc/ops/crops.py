@@ -9,12 +9,10 @@ import numpy as np
 
 from atlas_actors.arc.grids import SELECTORS, Grid, components, select_object, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, g_crop_bg, g_smaller_plain
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_crop_color(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller:
-        return
     for c in ctx.state_colors[:8]:
         yield (c,)
     if len(ctx.state_colors) >= 2:
@@ -23,8 +21,6 @@ def g_crop_color(ctx: Ctx) -> Iterator[Args]:
 
 
 def g_crop_object(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller:
-        return
     for conn, by_color in ctx.conns():
         sels = ctx.selections(SELECTORS, conn, by_color)
         for keep in (1, 0):
@@ -35,6 +31,7 @@ def g_crop_object(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR, K.FLAG),
     generator=g_crop_object,
+    when=W.SMALLER,
     cases=[
         Case(("largest", 4, 0, 0, 1), [[1, 0, 0, 0], [0, 0, 3, 3], [0, 0, 3, 0]], [[3, 3], [3, 0]]),
         Case(("smallest", 4, 0, 0, 1), [[1, 0, 0, 0], [0, 0, 3, 3], [0, 0, 3, 0]], [[1]]),
@@ -64,6 +61,7 @@ def crop_object(g: Grid, sel: str, conn: int, by_color: int, bg: int, keep: int)
 @op(
     params=(K.COLOR,),
     generator=g_crop_bg,
+    when=W.SMALLER,
     cases=[
         Case((0,), [[0, 0, 0], [0, 4, 0], [0, 4, 4]], [[4, 0], [4, 4]]),
     ],
@@ -79,6 +77,7 @@ def crop_nonbg(g: Grid, bg: int) -> Grid:
 @op(
     params=(K.COLOR,),
     generator=g_crop_color,
+    when=W.SMALLER,
     cases=[
         Case((5,), [[5, 0, 0], [0, 1, 5]], [[5, 0, 0], [0, 1, 5]]),
     ],
@@ -94,6 +93,7 @@ def crop_color(g: Grid, c: int) -> Grid:
 @op(
     params=(K.COLOR,),
     generator=g_crop_color,
+    when=W.SMALLER,
     cases=[
         Case((2,), [[2, 2, 2, 2], [2, 7, 8, 2], [2, 2, 2, 2], [0, 0, 0, 0]], [[7, 8]]),
     ],
@@ -107,13 +107,13 @@ def crop_inside(g: Grid, c: int) -> Grid:
 
 
 def g_drop_bg(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_drop_bg,
+    when=W.SMALLER,
     cases=[
         Case((0,), [[0, 0, 0], [1, 0, 2], [0, 0, 0]], [[1, 2]]),
     ],
@@ -128,12 +128,12 @@ def drop_bg_lines(g: Grid, bg: int) -> Grid:
 
 
 def g_dedup(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        yield ()
+    yield ()
 
 
 @op(
     generator=g_dedup,
+    when=W.SMALLER,
     cases=[
         Case((), [[1, 1, 2], [1, 1, 2], [3, 3, 4]], [[1, 2], [3, 4]]),
     ],
@@ -150,6 +150,7 @@ def dedup_lines(g: Grid) -> Grid:
 
 @op(
     generator=g_smaller_plain,
+    when=W.SMALLER,
     cases=[
         Case((), [[1, 1, 1], [1, 2, 1], [1, 1, 1]], [[2]]),
     ],
@@ -212,8 +213,6 @@ def crop_at(g: Grid, y: int, x: int, h: int, w: int) -> Grid:
 
 
 def g_crop_most(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller or ctx.depth > 1:
-        return
     # the counted colour shows in every target
     cs = [c for c in ctx.state_colors[:6] if all((t == c).any() for t in ctx.targets)]
     if len(ctx.state_colors) >= 2:
@@ -227,6 +226,7 @@ def g_crop_most(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.CONN, K.COLOR),
     generator=g_crop_most,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case(
             (2, 1, 8, 0),
@@ -284,8 +284,6 @@ def object_color(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
 
 
 def g_crop_marked(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller or ctx.depth > 1:
-        return
     cs = [12] if len(ctx.state_colors) >= 2 else []
     cs += [c for c in ctx.state_colors[:4] if all(int((s == c).sum()) == 4 for s in ctx.train)]
     for c in cs:
@@ -296,6 +294,7 @@ def g_crop_marked(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_crop_marked,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case((4, 1, 0), [[4, 0, 0, 4], [0, 2, 0, 0], [0, 2, 2, 0], [4, 0, 0, 4]], [[4, 0], [4, 4]]),
         Case((4, 0, 0), [[4, 0, 0, 4], [0, 2, 0, 0], [0, 2, 2, 0], [4, 0, 0, 4]], [[2, 0], [2, 2]]),
@@ -316,8 +315,6 @@ def crop_marked(g: Grid, c: int, paint: int, bg: int) -> Grid:
 def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
     """A colour whose bounding box, grown by one row and/or column, has the target's
     shape in every pair."""
-    if not ctx.smaller or ctx.depth > 0:
-        return
     for c in ctx.state_colors[:6]:
         for my, mx in ((1, 0), (0, 1), (1, 1)):
             ok = True
@@ -336,6 +333,7 @@ def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.FLAG),
     generator=g_crop_margin,
+    when=W.SMALLER | W.FIRST,
     cases=[
         Case(
             (5, 1, 0),
@@ -359,8 +357,6 @@ def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
 def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
     """Every target is smaller than its state in both dimensions, or in one dimension
     and equal in the other."""
-    if not ctx.smaller or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if t.shape[0] > s.shape[0] or t.shape[1] > s.shape[1] or t.size < 2:
             return
@@ -371,6 +367,7 @@ def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.FLAG, K.COLOR),
     generator=g_crop_lines,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # the rectangle between the two 1 rows and the 3 and 4 columns (a 2 noise cell
         # does not break the 1 row)
@@ -432,8 +429,6 @@ def _largest_rect(m: Grid) -> tuple[int, int, int, int, int]:
 
 def g_crop_solid_rect(ctx: Ctx) -> Iterator[Args]:
     """Every target is smaller than its state in both dimensions, and at least 2 x 2."""
-    if not ctx.smaller or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if not (2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1]):
             return
@@ -442,6 +437,7 @@ def g_crop_solid_rect(ctx: Ctx) -> Iterator[Args]:
 
 @op(
     generator=g_crop_solid_rect,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise
         Case(

@@ -15,10 +15,9 @@ from atlas_actors.arc.infer import (
     fits,
     g_connect,
     painted_fits,
-    painted_only,
     paints_in,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: int) -> None:
@@ -34,6 +33,7 @@ def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: in
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_connect,
+    when=W.SAME_SHAPE,
     cases=[
         Case((1, 6, 0), [[1, 0, 0], [0, 0, 0], [0, 0, 1]], [[1, 0, 0], [0, 6, 0], [0, 0, 1]]),
     ],
@@ -103,8 +103,6 @@ def bounce(g: Grid, bg: int) -> Grid:
 
 def g_corner_rays(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: try each corner choice and colour rule."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     for which in ("empty", "full", "all"):
         for cmode in ("own", "inside"):
             if fits(ctx, corner_rays, which, cmode, ctx.bg):
@@ -115,6 +113,7 @@ def g_corner_rays(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("empty", "full", "all"), OneOf("own", "inside"), K.COLOR),
     generator=g_corner_rays,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the L's empty bounding-box corner shoots a ray outward
         Case(
@@ -162,8 +161,6 @@ _DIAG4 = {"ul": (-1, -1), "ur": (-1, 1), "dl": (1, -1), "dr": (1, 1)}
 def g_obj_diag_ray(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted; a colour and direction whose rays paint only
     cells the target gives that colour (in every pair, some of them)."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     pairs = ctx.pairs
     for c in ctx.state_colors[:5]:
         if c == ctx.bg:
@@ -176,6 +173,7 @@ def g_obj_diag_ray(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf(*_DIAG4), K.COLOR),
     generator=g_obj_diag_ray,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         Case(
             (3, "ul", 0),
@@ -202,8 +200,6 @@ def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
 
 def g_diag_period_fill(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, and the targets have no background left."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     if all((t != ctx.bg).all() for t in ctx.targets):
         yield (ctx.bg,)
 
@@ -211,6 +207,7 @@ def g_diag_period_fill(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_diag_period_fill,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # colours repeat along anti-diagonals with period 3
         Case((0,), [[1, 0, 0], [2, 0, 0], [3, 0, 0]], [[1, 2, 3], [2, 3, 1], [3, 1, 2]]),
@@ -243,8 +240,6 @@ def diag_period_fill(g: Grid, bg: int) -> Grid:
 
 def g_diag_bounce(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: one new colour or the segments' own."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
     for c in [*cs, -1]:
@@ -256,6 +251,7 @@ def g_diag_bounce(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_diag_bounce,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 8 segment continues up-right in 3, bounces off the 2 wall and goes up-left
         Case(

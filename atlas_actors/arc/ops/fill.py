@@ -8,20 +8,20 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import DIRS, Grid, clusters, components, enclosed
-from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_fits, painted_only
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_fits
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_paint(ctx: Ctx) -> Iterator[Args]:
     """(colour, bg) for ops that paint a new colour onto background cells."""
-    if ctx.same_shape:
-        for c in ctx.paint_colors[:3] + ctx.paint_roles:
-            yield (c, ctx.bg)
+    for c in ctx.paint_colors[:3] + ctx.paint_roles:
+        yield (c, ctx.bg)
 
 
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_paint,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             (4, 0),
@@ -37,15 +37,15 @@ def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
 
 
 def g_fill_bbox(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in ctx.new_colors[:2] + ctx.paint_roles:
-            for conn, by_color in ctx.conns():
-                yield (c, conn, by_color, ctx.bg)
+    for c in ctx.new_colors[:2] + ctx.paint_roles:
+        for conn, by_color in ctx.conns():
+            yield (c, conn, by_color, ctx.bg)
 
 
 @op(
     params=(K.COLOR, K.CONN, K.FLAG, K.COLOR),
     generator=g_fill_bbox,
+    when=W.SAME_SHAPE,
     cases=[
         Case((6, 8, 0, 0), [[1, 0, 0], [0, 1, 0]], [[1, 6, 0], [6, 1, 0]]),
     ],
@@ -60,16 +60,16 @@ def fill_bbox(g: Grid, c: int, conn: int, by_color: int, bg: int) -> Grid:
 
 
 def g_halo(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in ctx.paint_colors[:3] + ctx.paint_roles:
-            yield (c, 1, ctx.bg)
-            yield (c, 0, ctx.bg)
-            yield (c, 2, ctx.bg)
+    for c in ctx.paint_colors[:3] + ctx.paint_roles:
+        yield (c, 1, ctx.bg)
+        yield (c, 0, ctx.bg)
+        yield (c, 2, ctx.bg)
 
 
 @op(
     params=(K.COLOR, K.NEIGHBOURHOOD, K.COLOR),
     generator=g_halo,
+    when=W.SAME_SHAPE,
     cases=[
         Case((2, 0, 0), [[0, 0, 0], [0, 1, 0]], [[0, 2, 0], [2, 1, 2]]),
         Case((2, 1, 0), [[0, 0, 0], [0, 1, 0]], [[2, 2, 2], [2, 1, 2]]),
@@ -91,6 +91,7 @@ def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_paint,
+    when=W.SAME_SHAPE,
     cases=[
         Case((2, 0), [[1] * 3] * 3, [[1, 1, 1], [1, 2, 1], [1, 1, 1]]),
     ],
@@ -108,14 +109,14 @@ def interior(g: Grid, c: int, bg: int) -> Grid:
 
 
 def g_border(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in ctx.paint_colors[:3] + ctx.paint_roles:
-            yield (c,)
+    for c in ctx.paint_colors[:3] + ctx.paint_roles:
+        yield (c,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_border,
+    when=W.SAME_SHAPE,
     cases=[
         Case((3,), [[0] * 3] * 3, [[3, 3, 3], [3, 0, 3], [3, 3, 3]]),
     ],
@@ -131,14 +132,14 @@ def border(g: Grid, c: int) -> Grid:
 
 
 def g_flood_from(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows:
-        for c in ctx.state_colors[:6]:
-            yield (c, ctx.bg)
+    for c in ctx.state_colors[:6]:
+        yield (c, ctx.bg)
 
 
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_flood_from,
+    when=W.GROWS,
     cases=[
         Case((2, 0), [[0, 1, 0], [1, 1, 2], [0, 1, 0]], [[0, 1, 2], [1, 1, 2], [0, 1, 2]]),
     ],
@@ -166,15 +167,15 @@ def flood_from(g: Grid, c: int, bg: int) -> Grid:
 
 
 def g_fill_regions(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows:
-        for c in ctx.paint_colors[:3]:
-            yield ("largest", c, ctx.bg)
-            yield ("smallest", c, ctx.bg)
+    for c in ctx.paint_colors[:3]:
+        yield ("largest", c, ctx.bg)
+        yield ("smallest", c, ctx.bg)
 
 
 @op(
     params=(OneOf("largest", "smallest"), K.COLOR, K.COLOR),
     generator=g_fill_regions,
+    when=W.GROWS,
     cases=[
         Case(
             ("smallest", 7, 0),
@@ -205,13 +206,13 @@ def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
 
 
 def g_plain_grows(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_plain_grows,
+    when=W.GROWS,
     cases=[
         Case((0,), [[1, 0, 0], [0, 0, 1], [2, 0, 2]], [[1, 1, 1], [1, 1, 1], [2, 2, 2]]),
     ],
@@ -231,8 +232,6 @@ def fill_color_bbox(g: Grid, bg: int) -> Grid:
 
 def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
     """Only enclosed background cells are painted."""
-    if not ctx.grows or ctx.depth > 1:
-        return
     cols: set[int] = set()
     for s, t in ctx.pairs:
         d = s != t
@@ -247,6 +246,7 @@ def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("rect", "square", "even", "odd"), K.COLOR, K.COLOR),
     generator=g_fill_holes,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the square hole is filled, the L-shaped one is not
         Case(
@@ -296,8 +296,6 @@ def fill_holes(g: Grid, kind: str, c: int, bg: int) -> Grid:
 
 def g_fill_corners(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all with one colour."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is not None and len(set(ch[1])) == 1:
         yield (ch[1][0], ctx.bg)
@@ -306,6 +304,7 @@ def g_fill_corners(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_fill_corners,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         Case(
             (2, 0),
@@ -338,8 +337,6 @@ def fill_corners(g: Grid, c: int, bg: int) -> Grid:
 
 def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, with two colours."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     if all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs):
         yield (ctx.bg,)
 
@@ -347,6 +344,7 @@ def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_flood_alternate,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
         Case(
@@ -393,8 +391,6 @@ def flood_alternate(g: Grid, bg: int) -> Grid:
 def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all with one colour: that colour or the other
     objects' colour."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is None:
         return
@@ -407,6 +403,7 @@ def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_frame_in_markers,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # an outline of the object's colour one cell inside the four markers
         Case(
@@ -464,8 +461,6 @@ def g_recolor_in_box(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour ``b`` (or of varying colours: -1) become one colour ``c`` in
     every pair: the box colour is another state colour whose groups' boxes explain the
     change."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1:
         return
@@ -484,6 +479,7 @@ def g_recolor_in_box(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR_OR_NONE, K.COLOR, K.COUNT, K.COLOR),
     generator=g_recolor_in_box,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 1s inside the box of the 8s (one gap allowed) become 3; the 1 outside stays
         Case(

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
 from atlas_actors.arc.infer import Args, Ctx, fits, same_counts, some_change
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_geometry(ctx: Ctx) -> Iterator[Args]:
@@ -109,24 +109,22 @@ def rigid(g: Grid, k: int) -> Grid:
     if k == 0:
         return g
     if k == 1:
-        return np.rot90(g, -1)
+        return g[::-1].T
     if k == 2:
-        return np.rot90(g, 2)
+        return g[::-1, ::-1]
     if k == 3:
-        return np.rot90(g, 1)
+        return g.T[::-1]
     if k == 4:
         return g[:, ::-1]
     if k == 5:
         return g[::-1, :]
     if k == 6:
         return g.T
-    return np.rot90(g, 2).T
+    return g.T[::-1, ::-1]
 
 
 def g_shift(ctx: Ctx) -> Iterator[Args]:
     """Infer a translation from where the non-background content moved (same in all pairs)."""
-    if not ctx.same_shape:
-        return
     deltas = set()
     for s, t in ctx.pairs:
         ys, xs = np.nonzero(s != ctx.bg)
@@ -143,6 +141,7 @@ def g_shift(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.OFFSET, K.OFFSET, K.COLOR),
     generator=g_shift,
+    when=W.SAME_SHAPE,
     cases=[
         Case((1, 1, 0), _A, [[0, 0, 0], [0, 1, 2]]),
     ],
@@ -200,8 +199,6 @@ def layer(base: Grid, top: Grid, bg: int) -> Grid:
 
 def g_pingpong(ctx: Ctx) -> Iterator[Args]:
     """Targets k * (n - 1) + 1 lines long along one axis (same k in every pair)."""
-    if not ctx.larger or ctx.depth > 1:
-        return
     for axis, a, b in (("v", 0, 1), ("h", 1, 0)):
         ks = set()
         for s, t in ctx.pairs:
@@ -217,6 +214,7 @@ def g_pingpong(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("v", "h"), K.COUNT),
     generator=g_pingpong,
+    when=W.LARGER | W.SHALLOW,
     cases=[
         Case(("v", 3), [[1, 2], [3, 4]], [[1, 2], [3, 4], [1, 2], [3, 4]]),
         Case(("h", 2), [[1, 2, 3]], [[1, 2, 3, 2, 1]]),
@@ -298,8 +296,6 @@ def g_shear(ctx: Ctx) -> Iterator[Args]:
     """Every target wider by its height less one (or taller by its width less one);
     the canvas colour is read off a corner the skew leaves empty (the background if
     the targets disagree)."""
-    if ctx.depth > 1:
-        return
     for axis in ("h", "v"):
         grown = [
             (s.shape[0], s.shape[1] + s.shape[0] - 1)
@@ -317,6 +313,7 @@ def g_shear(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_SHEARS), K.COLOR),
     generator=g_shear,
+    when=W.SHALLOW,
     cases=[
         # the top row shifted furthest right
         Case(("h+", 0), [[1, 2, 3], [4, 5, 6]], [[0, 1, 2, 3], [4, 5, 6, 0]]),

@@ -27,18 +27,18 @@ from atlas_actors.arc.infer import (
     some_change,
 )
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_gravity(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for d in GRAVITY:
-            yield (d, ctx.bg)
+    for d in GRAVITY:
+        yield (d, ctx.bg)
 
 
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
     generator=g_gravity,
+    when=W.SAME_SHAPE,
     cases=[
         Case(("down", 0), [[1, 0], [0, 0], [0, 2]], [[0, 0], [0, 0], [1, 2]]),
         Case(("left", 0), [[0, 1, 0, 2]], [[1, 2, 0, 0]]),
@@ -59,15 +59,15 @@ def gravity(g: Grid, d: str, bg: int) -> Grid:
 
 
 def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for d in GRAVITY:
-            for conn, _ in ctx.conns(((8, 0), (4, 0))):
-                yield (d, conn, ctx.bg)
+    for d in GRAVITY:
+        for conn, _ in ctx.conns(((8, 0), (4, 0))):
+            yield (d, conn, ctx.bg)
 
 
 @op(
     params=(OneOf(*GRAVITY), K.CONN, K.COLOR),
     generator=g_object_gravity,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             ("down", 8, 0),
@@ -100,16 +100,16 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
 
 
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        sels = ("smallest", "largest", "unique_color", "common_color", "top", "bottom")
-        for by_color in (1, 0):
-            for sel in ctx.selections(sels, 8, by_color):
-                yield (sel, 8, by_color, ctx.bg)
+    sels = ("smallest", "largest", "unique_color", "common_color", "top", "bottom")
+    for by_color in (1, 0):
+        for sel in ctx.selections(sels, 8, by_color):
+            yield (sel, 8, by_color, ctx.bg)
 
 
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_move_to_contact,
+    when=W.SAME_SHAPE,
     cases=[
         Case(("smallest", 8, 1, 0), [[2, 0, 0, 0, 3, 3]], [[0, 0, 0, 2, 3, 3]]),
     ],
@@ -146,8 +146,6 @@ def move_to_contact(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Gri
 def g_attract(ctx: Ctx) -> Iterator[Args]:
     """Colours whose cells are not where they were in some pair (they moved, or moved
     and were recoloured)."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for c in ctx.state_colors[:5]:
         if any(((s == c) != (t == c)).any() for s, t in ctx.pairs):
             yield (c, 0, ctx.bg)
@@ -161,6 +159,7 @@ def g_attract(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_attract,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (2, 0, 0),
@@ -220,8 +219,6 @@ def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
 
 
 def g_align(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for c in ctx.state_colors[:5]:
         for side in ("top", "bottom", "left", "right"):
             yield (c, side, ctx.bg)
@@ -233,6 +230,7 @@ ALIGN_SIDES = ("top", "bottom", "left", "right")
 @op(
     params=(K.COLOR, OneOf(*ALIGN_SIDES), K.COLOR),
     generator=g_align,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (1, "top", 0),
@@ -274,8 +272,6 @@ def align(g: Grid, c: int, side: str, bg: int) -> Grid:
 def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, and some colour's cells moved (the non-background count kept or
     shrunk)."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()):
             return
@@ -288,6 +284,7 @@ def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.FLAG, K.COLOR),
     generator=g_snap_to_line,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 dot moves left to touch the 2 wall; the 5 dot has no 5 line and goes
         Case(
@@ -333,8 +330,6 @@ def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
 def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, something changes, and no target has more non-background cells
     than its state."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     pairs = ctx.pairs
     if all((s == t).all() for s, t in pairs):
         return
@@ -345,6 +340,7 @@ def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_snap_to_wall,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # single cells move to the 5 wall and turn 5; two in one column pile up
         Case(
@@ -389,8 +385,6 @@ def snap_to_wall(g: Grid, bg: int) -> Grid:
 def g_attract_to(ctx: Ctx) -> Iterator[Args]:
     """A colour whose cells moved towards a colour that stayed put in every pair, with
     at least three non-background colours in some state (else ``attract`` says it)."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     if max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) < 3:
         return
     pairs = ctx.pairs
@@ -409,6 +403,7 @@ def g_attract_to(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.FLAG, K.COLOR),
     generator=g_attract_to,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (3, 2, 0, 0),
@@ -430,8 +425,6 @@ def attract_to(g: Grid, c: int, t: int, diag: int, bg: int) -> Grid:
 def g_center_in(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, colour counts kept, and the cells of colour ``c`` stay put while
     others move."""
-    if ctx.depth > 1:
-        return
     for c in moved_colors(ctx) or []:
         yield (c, ctx.bg)
 
@@ -439,6 +432,7 @@ def g_center_in(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_center_in,
+    when=W.SHALLOW,
     cases=[
         # the 2 shape moves to the centre of the box of the 3 markers
         Case(
@@ -475,8 +469,6 @@ def center_in(g: Grid, c: int, bg: int) -> Grid:
 
 def g_gather_dots(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, and every target has fewer (but some) non-background cells."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     for s, t in ctx.pairs:
         ms, mt = s != ctx.bg, t != ctx.bg
         if not mt.any() or int(mt.sum()) >= int(ms.sum()):
@@ -487,6 +479,7 @@ def g_gather_dots(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_gather_dots,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # each dot lands on the nearest cell of the 8 block, the rest of the block goes
         Case(

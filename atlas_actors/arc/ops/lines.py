@@ -17,15 +17,11 @@ from atlas_actors.arc.infer import (
     color_specs,
     fits,
     fits_bg,
-    painted_only,
-    some_change,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
         return
@@ -37,6 +33,7 @@ def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, OneOf("full", "inner")),
     generator=g_fill_empty_lines,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case((0, 2, "full"), [[1, 0, 1], [0, 0, 0], [1, 0, 0]], [[1, 2, 1], [2, 2, 2], [1, 2, 0]]),
         Case(
@@ -71,13 +68,13 @@ def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
 
 
 def g_extend_ends(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and ctx.depth <= 1:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_extend_ends,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the diagonal tail of the square is continued to the edge
         Case(
@@ -116,8 +113,6 @@ def extend_ends(g: Grid, bg: int) -> Grid:
 
 def g_center_lines(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all with one colour."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1:
         return
@@ -128,6 +123,7 @@ def g_center_lines(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf("h", "v", "hv"), K.COLOR),
     generator=g_center_lines,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         Case(
             (6, "hv", 0),
@@ -192,8 +188,6 @@ def keep_center_line(g: Grid, axis: str, bg: int) -> Grid:
 def g_complete_lines(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, each in a row or column with at least two cells
     already: one new colour or the lines' own colours."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     for s, t in ctx.pairs:
         fg = s != ctx.bg
         lined = (fg.sum(axis=1) >= 2)[:, None] | (fg.sum(axis=0) >= 2)[None, :]
@@ -211,6 +205,7 @@ def g_complete_lines(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COUNT, K.COLOR),
     generator=g_complete_lines,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the top row and both side columns are more than half filled: their gaps get 2;
         # the middle row (one cell of five) stays open
@@ -254,8 +249,6 @@ def complete_lines(g: Grid, c: int, reach: int, bg: int) -> Grid:
 def g_extend_runs(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted, and some train state has a
     line whose non-background cells are one run of two colours."""
-    if ctx.depth > 0 or not ctx.grows:
-        return
     for s in ctx.train:
         for a in (s, s.T):
             for r in a:
@@ -274,6 +267,7 @@ def g_extend_runs(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v", "hv"), K.COLOR),
     generator=g_extend_runs,
+    when=W.GROWS | W.FIRST,
     cases=[
         # the 1 2 run in row 1 and the 3 1 run in column 1 repeated along their lines
         Case(
@@ -316,8 +310,6 @@ def g_lines_by_position(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; in every pair each line with one non-background cell becomes one
     colour (the others stay), a function of the cell's index that covers the test
     lines."""
-    if ctx.depth > 0 or not ctx.same_shape:
-        return
     for axis in ("h", "v"):
         table: dict[int, int] = {}
         ok = True
@@ -346,6 +338,7 @@ def g_lines_by_position(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, OneOf("h", "v"), K.COLOR),
     generator=g_lines_by_position,
+    when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # each row's single 5 picks its row's colour by its column (0 -> 2, 2 -> 3); the
         # empty row stays
@@ -383,8 +376,6 @@ def lines_by_position(g: Grid, table: list[list[int]], axis: str, bg: int) -> Gr
 def g_hole_lines(ctx: Ctx) -> Iterator[Args]:
     """Changed cells all become one colour ``c`` that the states already hold in a
     few single cells."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     cs: set[int] = set()
     for s, t in ctx.pairs:
         d = s != t
@@ -405,6 +396,7 @@ _BAND = [[4, 4, 4, 4], [4, 0, 4, 4], [4, 4, 4, 4], [8, 8, 8, 8]]
 @op(
     params=(K.COLOR,),
     generator=g_hole_lines,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the hole in the wide band becomes a column across it (the 8 band stops it)
         Case((0,), _BAND, _BAND_OUT),
@@ -450,8 +442,6 @@ def hole_lines(g: Grid, c: int) -> Grid:
 
 def g_dot_lines_by_region(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and a few cells change colour in every pair: try the directions."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     if any(not (s != t).any() for s, t in ctx.pairs):
         return
     for dirs in ("diag", "hv", "all"):
@@ -467,6 +457,7 @@ _DOTS = [[2, 2, 2, 8, 8], [2, 4, 2, 8, 8], [2, 2, 2, 8, 1], [2, 2, 2, 8, 8]]
 @op(
     params=(OneOf("diag", "hv", "all"),),
     generator=g_dot_lines_by_region,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 4 dot in the 2 region and the 1 dot in the 8 region: diagonals recolour
         # 2 -> 4 and 8 -> 1 wherever they cross
@@ -529,8 +520,6 @@ def _misc_lines(g: Grid, bg: int) -> list[tuple[int, int, int, int, str]]:
 def g_line_staircase(ctx: Ctx) -> Iterator[Args]:
     """Every input holds a few straight lines and gains cells (nothing else changes)
     in the lines' colour and one other colour: grow staircases in that colour."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     bs = []
     for s, t in ctx.pairs:
         d = s != t
@@ -550,6 +539,7 @@ def g_line_staircase(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_line_staircase,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # a 7 line hanging from the top: copies 1 and 2 columns away, one and two cells
         # shorter, in 8 then 7
@@ -595,8 +585,6 @@ def line_staircase(g: Grid, b: int, bg: int) -> Grid:
 
 def g_extend_segments(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, some change: try both crossing orders."""
-    if not some_change(ctx):
-        return
     for top in ("h", "v"):
         if fits(ctx, extend_segments, top, ctx.bg):
             yield (top, ctx.bg)
@@ -611,6 +599,7 @@ _SEG_V = [[*r[:3], 6, *r[4:]] for r in _SEG_H]
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_extend_segments,
+    when=W.CHANGED,
     cases=[
         # segments become full lines (rows painted last); the single cell stays
         Case(("h", 0), _SEG_IN, _SEG_H),
@@ -644,8 +633,6 @@ def extend_segments(g: Grid, top: str, bg: int) -> Grid:
 
 def g_toggle_lines(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, the first row or column unchanged (the markers stay)."""
-    if not some_change(ctx):
-        return
     if not all((s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs):
         return
     for bg in bg_readings(ctx):
@@ -660,6 +647,7 @@ _TOGGLE_OUT = [[0, 3, 0, 2], [1, 0, 0, 2], [0, 3, 0, 0]]
 @op(
     params=(K.COLOR,),
     generator=g_toggle_lines,
+    when=W.CHANGED,
     cases=[
         # markers 3 and 2 on the top row: in their columns 3s become 0 and 0s become 3
         Case((0,), _TOGGLE_IN, _TOGGLE_OUT),

@@ -15,15 +15,12 @@ from atlas_actors.arc.infer import (
     fits,
     one_new_color,
     painted_cells,
-    painted_only,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
     """Only non-background cells change, to colours already in the grid."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         d = s != t
         if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
@@ -36,6 +33,7 @@ def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_mark_contact,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 6 marks the block cell it faces; the 9 faces nothing
         Case(
@@ -65,8 +63,6 @@ def mark_contact(g: Grid, bg: int) -> Grid:
 def g_corner_marks(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: read the four corner colours off the first
     pair's first object (or take the opposite cells) and keep what fits."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     s, t = ctx.pairs[0]
     objs = components(s, 8, 0, ctx.bg)
     if not objs or len(objs) > 30:
@@ -87,6 +83,7 @@ def g_corner_marks(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("dot", "same"), OneOf("fixed", "opp"), K.COLORS, K.COLOR),
     generator=g_corner_marks,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # each object gets its four outer diagonal corners marked
         Case(
@@ -128,8 +125,6 @@ def corner_marks(g: Grid, size: str, cmode: str, cols: list[int], bg: int) -> Gr
 
 def g_midpoint_mark(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all with one colour: try a dot and a plus."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1:
         return
@@ -141,6 +136,7 @@ def g_midpoint_mark(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("dot", "plus"), K.COLOR, K.COLOR),
     generator=g_midpoint_mark,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # a plus of 3 halfway between the two 1s in a row
         Case(
@@ -173,8 +169,6 @@ def midpoint_mark(g: Grid, shape: str, c: int, bg: int) -> Grid:
 
 def g_border_marks(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, with one colour, all on one border line."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1:
         return
@@ -187,6 +181,7 @@ def g_border_marks(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_border_marks,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # each cup drops a 4 onto the bottom row below its centre; the 2-wide bar has none
         Case(
@@ -222,8 +217,6 @@ def border_marks(g: Grid, side: str, c: int, bg: int) -> Grid:
 
 def g_mark_crossings(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; the changed cells got one colour and lie around full lines."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     c = one_new_color(ctx)
     if c is not None and fits(ctx, mark_crossings, c, ctx.bg):
         yield (c, ctx.bg)
@@ -232,6 +225,7 @@ def g_mark_crossings(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_mark_crossings,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # a full row of 2 crosses a full column of 3: a ring of 4 around the crossing
         Case(
@@ -260,8 +254,6 @@ def mark_crossings(g: Grid, c: int, bg: int) -> Grid:
 
 def g_diag_marks(ctx: Ctx) -> Iterator[Args]:
     """A new colour painted only on background cells diagonally next to others."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for c in ctx.new_colors[:2]:
         got = painted_cells(ctx, c)
         if got is None:
@@ -273,6 +265,7 @@ def g_diag_marks(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_diag_marks,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case((8, 0), [[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[8, 0, 8], [0, 1, 0], [8, 0, 8]]),
     ],

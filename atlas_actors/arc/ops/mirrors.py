@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, role_color
-from atlas_actors.arc.infer import Args, Ctx, moved_colors, painted_fits, painted_only
-from atlas_actors.arc.registry import Case, K, op
+from atlas_actors.arc.infer import Args, Ctx, moved_colors, painted_fits
+from atlas_actors.arc.registry import Case, K, W, op
 
 
 def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
@@ -31,8 +31,6 @@ def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
 
 def g_mirror_marker(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, two-colour objects in every state: fits up to a colour map."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     if _fits_recolored(ctx, mirror_marker, ctx.bg):
         yield (ctx.bg,)
 
@@ -40,6 +38,7 @@ def g_mirror_marker(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_mirror_marker,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
         Case(
@@ -96,8 +95,6 @@ def mirror_marker(g: Grid, bg: int) -> Grid:
 def g_mirror_across(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, some colour's cells fixed (the walls) and the rest moved (colour
     counts kept: ``keep`` 0) or copied (nothing lost, something gained: ``keep`` 1)."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     moved = moved_colors(ctx)
     if moved is not None:
         for c in moved[:3]:
@@ -115,6 +112,7 @@ def g_mirror_across(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_mirror_across,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 5 below the 2 wall is reflected across it; the 7 has no wall spanning its
         # columns and stays
@@ -177,8 +175,6 @@ def mirror_across(g: Grid, c: int, keep: int, bg: int) -> Grid:
 
 def g_mirror_to_markers(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted."""
-    if ctx.depth > 1 or not ctx.grows:
-        return
     for s, t in ctx.pairs:
         m = s != ctx.bg
         if not (s[m] == t[m]).all():
@@ -189,6 +185,7 @@ def g_mirror_to_markers(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_mirror_to_markers,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left
         # corner in 3 (diagonal marker)
@@ -291,8 +288,6 @@ def mirror_cross(g: Grid, bg: int) -> Grid:
 def g_mirror_line(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, in one colour per pair: try each line colour,
     with that colour or the least common one (role 12) mirrored."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     for c in ctx.state_colors:
         for m in dict.fromkeys([*ctx.state_colors, 12]):
             try:
@@ -313,6 +308,7 @@ _DIAG_MIRROR_OUT = [[1, 0, 3, 2], [0, 1, 0, 0], [3, 0, 1, 0], [0, 0, 0, 1]]
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_mirror_line,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the diagonal of 1s mirrors the 3 (not the 2)
         Case((1, 3, 0), _DIAG_MIRROR_IN, _DIAG_MIRROR_OUT),

@@ -8,14 +8,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import DIRS, HEADINGS, STEPS8, Grid, components
-from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, some_change
+from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
 from atlas_actors.arc.ops.geometry import shift
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if int((s != ctx.bg).sum()) != int((t != ctx.bg).sum()):
             return
@@ -28,6 +26,7 @@ def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "left", "right"), K.COLOR),
     generator=g_move_by_size,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             ("up", 0),
@@ -158,8 +157,6 @@ def step_toward(g: Grid, a: int, b: int, bg: int) -> Grid:
 def g_shift_by_count(ctx: Ctx) -> Iterator[Args]:
     """A colour present in some inputs vanishes from every target, and its number of
     cells varies: the tally of a move."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for m in range(10):
         if m == ctx.bg or any((t == m).any() for t in ctx.targets):
             continue
@@ -174,6 +171,7 @@ def g_shift_by_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf(*STEPS8), K.COLOR),
     generator=g_shift_by_count,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # two 5s: the rest moves two steps right, the 5s are gone
         Case(
@@ -204,8 +202,6 @@ def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
 
 def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, no target with more non-background cells than its state."""
-    if not some_change(ctx):
-        return
     if any(int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()) for s, t in ctx.pairs):
         return
     for d in HEADINGS:
@@ -220,6 +216,7 @@ _FALL_OUT = [[0, 0, 0], [0, 0, 0], [1, 1, 2], [0, 0, 0], [3, 3, 3]]
 @op(
     params=(OneOf(*HEADINGS), K.COLOR),
     generator=g_move_by_count,
+    when=W.CHANGED,
     cases=[
         # each object falls by its cell count; the full-width floor stays
         Case(("down", 0), _FALL_IN, _FALL_OUT),
@@ -286,8 +283,6 @@ def _colour_offsets(ctx: Ctx) -> dict[int, tuple[int, int]] | None:
 def g_shift_by_color(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each colour's cells moved by one offset (two different offsets at
     least: one offset for all is a plain shift)."""
-    if not some_change(ctx):
-        return
     table = _colour_offsets(ctx)
     if table is None or len(set(table.values())) < 2:
         return
@@ -304,6 +299,7 @@ _BY_COLOR = [[1921, 1], [1862, 2]]
 @op(
     params=(K.TABLE, K.COLOR),
     generator=g_shift_by_color,
+    when=W.CHANGED,
     cases=[
         Case((_BY_COLOR, 0), _SHIFT_IN, _SHIFT_OUT),
         # moved past the edge: lost
@@ -333,8 +329,6 @@ def shift_by_color(g: Grid, table: list[list[int]], bg: int) -> Grid:
 
 def g_step_to_marker(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; the marker is the one colour in every state and in no target."""
-    if not some_change(ctx):
-        return
     gone = set.intersection(
         *(set(np.unique(s).tolist()) - set(np.unique(t).tolist()) for s, t in ctx.pairs)
     )
@@ -353,6 +347,7 @@ _STEP_OUT = [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 4, 4, 0], [0, 0, 4, 4, 0],
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_step_to_marker,
+    when=W.CHANGED,
     cases=[
         # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
         Case((8, 0), _STEP_IN, _STEP_OUT),
@@ -394,8 +389,6 @@ def step_to_marker(g: Grid, m: int, bg: int) -> Grid:
 
 def g_roll_by_key(ctx: Ctx) -> Iterator[Args]:
     """Targets one column (or row) narrower than their states."""
-    if ctx.depth > 1:
-        return
     narrower = all(t.shape == (s.shape[0], s.shape[1] - 1) for s, t in ctx.pairs)
     shorter = all(t.shape == (s.shape[0] - 1, s.shape[1]) for s, t in ctx.pairs)
     if (narrower or shorter) and fits(ctx, roll_by_key):
@@ -408,6 +401,7 @@ _ROLL_OUT = [[6, 7], [8, 0], [1, 2], [3, 4]]
 
 @op(
     generator=g_roll_by_key,
+    when=W.SHALLOW,
     cases=[
         # the key column's odd cell is at index 2: the rest rolls down by 2
         Case((), _ROLL_IN, _ROLL_OUT),

@@ -8,9 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from atlas_actors.arc.grids import SELECTORS, Grid, components, obj_feature, select_object
+from atlas_actors.arc.grids import (
+    SELECTORS,
+    Grid,
+    components,
+    obj_box,
+    obj_feature,
+    select_object,
+)
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, color_change, fits, fits_bg, painted_bg
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _obj_pairs(ctx: Ctx, conn: int, by_color: int) -> list[tuple[Grid, Grid, list[Any]]] | None:
@@ -35,8 +42,6 @@ def _test_obj_values(ctx: Ctx, feat: str, conn: int, by_color: int) -> set[int]:
 
 
 def g_extreme(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth > 1:
-        return
     for conn, by_color in ctx.conns():
         for sel in ctx.selections(SELECTORS, conn, by_color):
             yield (sel, conn, by_color, ctx.bg)
@@ -77,8 +82,6 @@ _CACHE_MAP: dict[Any, Grid] = {}
 
 
 def g_map_objects(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape:
-        return
     subs: list[Any] = [("flip_h", "x"), ("flip_v", "x"), ("rot180", "x"), ("transpose", "x")]
     subs += [("fill_enclosed", "x", c, ctx.bg) for c in ctx.new_colors[:2]]
     subs += [("symmetrize", "x", k, ctx.bg) for k in ("h", "v", "hv")]
@@ -90,6 +93,7 @@ def g_map_objects(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.PROGRAM, K.CONN, K.FLAG, K.COLOR),
     generator=g_map_objects,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             (["flip_h", "x"], 8, 0, 0), [[1, 2, 0, 0], [0, 0, 0, 3]], [[2, 1, 0, 0], [0, 0, 0, 3]]
@@ -104,8 +108,8 @@ def map_objects(g: Grid, fn: Any, conn: int, by_color: int, bg: int) -> Grid:
     if len(objs) > 100:
         raise ValueError("too many objects")
     for ys, xs in objs:
-        y0, x0 = int(ys.min()), int(xs.min())
-        sub = np.full((int(ys.max()) - y0 + 1, int(xs.max()) - x0 + 1), bg, dtype=g.dtype)
+        y0, y1, x0, x1 = obj_box((ys, xs))
+        sub = np.full((y1 - y0 + 1, x1 - x0 + 1), bg, dtype=g.dtype)
         sub[ys - y0, xs - x0] = g[ys, xs]
         key = (fn, sub.shape, sub.tobytes(), bg)
         r = _CACHE_MAP.get(key)
@@ -125,8 +129,6 @@ def map_objects(g: Grid, fn: Any, conn: int, by_color: int, bg: int) -> Grid:
 
 def g_recolor_by(ctx: Ctx) -> Iterator[Args]:
     """Infer a feature -> colour table from how each object is recoloured."""
-    if ctx.tiny or not ctx.same_shape:
-        return
     for s, t in ctx.pairs:
         if ((s == ctx.bg) != (t == ctx.bg)).any():
             return
@@ -187,6 +189,7 @@ def _recolor_by_args(
 @op(
     params=(OneOf(*FEATURES), K.TABLE, K.COLOR_OR_NONE, K.CONN, K.FLAG, K.COLOR),
     generator=g_recolor_by,
+    when=W.SAME_SHAPE | W.NOT_TINY,
     cases=[
         Case(
             ("size", [[1, 5], [2, 6]], -1, 4, 0, 0),
@@ -214,8 +217,6 @@ def recolor_by(
 
 def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
     """Infer a rank -> colour list (objects ranked by size, area, height, width)."""
-    if ctx.tiny or not ctx.same_shape:
-        return
     for s, t in ctx.pairs:
         if ((s == ctx.bg) != (t == ctx.bg)).any():
             return
@@ -244,6 +245,7 @@ def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*FEATURES), K.COLORS, K.CONN, K.FLAG, K.COLOR),
     generator=g_recolor_rank,
+    when=W.SAME_SHAPE | W.NOT_TINY,
     cases=[
         Case(
             ("size", [3, 4], 4, 0, 0),
@@ -268,8 +270,6 @@ def recolor_rank(
 
 def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
     """Infer which objects are kept (target shows them unchanged, the rest erased)."""
-    if not ctx.same_shape:
-        return
     for conn in (8, 4):
         for by_color in (0, 1):
             data = _obj_pairs(ctx, conn, by_color)
@@ -315,6 +315,7 @@ def g_filter_objects(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*FEATURES), K.INTS, K.FLAG, K.CONN, K.FLAG, K.COLOR),
     generator=g_filter_objects,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             ("size", [1], 0, 4, 0, 0),
@@ -338,6 +339,7 @@ def filter_objects(
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_extreme,
+    when=W.SHALLOW,
     cases=[
         Case(("largest", 4, 0, 0), [[1, 0, 2, 2]], [[0, 0, 2, 2]]),
     ],
@@ -354,6 +356,7 @@ def keep_extreme(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_extreme,
+    when=W.SHALLOW,
     cases=[
         Case(("largest", 4, 0, 0), [[1, 0, 2, 2]], [[1, 0, 0, 0]]),
     ],
@@ -368,8 +371,6 @@ def remove_extreme(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid
 
 
 def g_recolor_extremes(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     data = _obj_colors(ctx, 4)
     if data is None:
         return
@@ -394,6 +395,7 @@ def g_recolor_extremes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_FEATS), K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_recolor_extremes,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # tallest bar -> 1, shortest -> 2, the rest erased
         Case(
@@ -424,8 +426,6 @@ def recolor_extremes(g: Grid, feature: str, cmax: int, cmin: int, crest: int, bg
 def g_recolor_if(ctx: Ctx) -> Iterator[Args]:
     """Objects fall in two target classes (a colour, or unchanged) told apart by one
     feature: the values of the smaller class."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for conn in (8, 4):
         data = _obj_colors(ctx, conn)
         if data is None:
@@ -453,6 +453,7 @@ def g_recolor_if(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_FEATS), K.INTS, K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.CONN, K.COLOR),
     generator=g_recolor_if,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # objects of size 2 -> 3, others -> 1
         Case(
@@ -481,8 +482,6 @@ def recolor_if(
 def g_halo_if(ctx: Ctx) -> Iterator[Args]:
     """Painted one colour around some objects only: the feature value(s) of those
     objects, when no unpainted object shares them."""
-    if not ctx.grows or ctx.depth > 1:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or set(ch[0]) != {ctx.bg}:
         return
@@ -513,6 +512,7 @@ def g_halo_if(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_FEATS), K.INTS, K.COLOR, K.COLOR),
     generator=g_halo_if,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # only the domino gets an outline
         Case(
@@ -542,8 +542,6 @@ def halo_if(g: Grid, feature: str, values: list[int], c: int, bg: int) -> Grid:
 def g_square_ticks(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own), in
     one colour across the pairs."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     new = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
     if len(new) != 1:
         return
@@ -575,6 +573,7 @@ _SQ_OUT = [
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_square_ticks,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2x2 block and the 3x3 ring are square outlines (ticks off the grid dropped);
         # the 5 bar is not

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, split_parts
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 SPLIT_MODES = ("h2", "h3", "v2", "v3", "sep")
 
@@ -19,8 +19,6 @@ def _combine_color(ctx: Ctx) -> list[int]:
 
 
 def g_split_combine(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller:
-        return
     for mode in SPLIT_MODES:
         try:
             shapes = [split_parts(s, mode, ctx.bg)[0].shape for s in ctx.train]
@@ -39,6 +37,7 @@ COMBINE_OPS = ("and", "or", "xor", "nor", "anb", "bna")
 @op(
     params=(OneOf(*SPLIT_MODES), OneOf(*COMBINE_OPS), K.COLOR, K.COLOR),
     generator=g_split_combine,
+    when=W.SMALLER,
     cases=[
         Case(("h2", "and", 4, 0), [[1, 1, 5, 1, 0]], [[4, 0]]),
         Case(("h2", "xor", 4, 0), [[1, 0, 5, 1, 1]], [[0, 4]]),
@@ -70,8 +69,6 @@ def split_combine(g: Grid, mode: str, op: str, c: int, bg: int) -> Grid:
 
 
 def g_split_overlay(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller:
-        return
     for mode in SPLIT_MODES:
         yield (mode, 0, ctx.bg)
         yield (mode, 1, ctx.bg)
@@ -80,6 +77,7 @@ def g_split_overlay(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*SPLIT_MODES), K.FLAG, K.COLOR),
     generator=g_split_overlay,
+    when=W.SMALLER,
     cases=[
         Case(("v2", 0, 0), [[1, 0], [0, 2]], [[1, 2]]),
     ],
@@ -98,8 +96,6 @@ def split_overlay(g: Grid, mode: str, rev: int, bg: int) -> Grid:
 
 
 def g_split_pick(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller:
-        return
     # every selector, but of the parts by index only the first two
     sels = [s for s in PICK_SELS if not s.startswith("i") or s in ("i0", "i1")]
     for mode in SPLIT_MODES:
@@ -122,6 +118,7 @@ PICK_SELS = (
 @op(
     params=(OneOf(*SPLIT_MODES), OneOf(*PICK_SELS), K.COLOR),
     generator=g_split_pick,
+    when=W.SMALLER,
     cases=[
         Case(("sep", "unique", 0), [[1, 5, 1, 5, 2], [1, 5, 1, 5, 1]], [[2], [1]]),
         Case(("h3", "most", 0), [[1, 0, 2, 2, 0, 3]], [[2, 2]]),
@@ -164,14 +161,14 @@ def split_pick(g: Grid, mode: str, sel: str, bg: int) -> Grid:
 
 
 def g_fold(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        yield ("h", ctx.bg)
-        yield ("v", ctx.bg)
+    yield ("h", ctx.bg)
+    yield ("v", ctx.bg)
 
 
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_fold,
+    when=W.SMALLER,
     cases=[
         Case(("h", 0), [[1, 0, 5, 3, 0], [0, 0, 5, 0, 2]], [[1, 3], [2, 0]]),
     ],
@@ -261,8 +258,6 @@ def _overlay_order(parts_list: list[list[Grid]], targets: list[Grid], bg: int) -
 
 
 def g_overlay_parts(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.smaller or ctx.depth > 1:
-        return
     for mode in ("q4", "h2", "v2", "h3", "v3", "sep"):
         try:
             pl = [_parts(s, mode, ctx.bg) for s in ctx.states]
@@ -282,6 +277,7 @@ def g_overlay_parts(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("q4", "h2", "v2", "h3", "v3", "sep"), K.INTS, K.COLOR),
     generator=g_overlay_parts,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case(
             ("q4", [2, 0, 3, 1], 0),
@@ -318,13 +314,13 @@ def _bg_runs(empty: Grid) -> list[tuple[int, int]]:
 
 
 def g_block_summary(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller and ctx.depth <= 1:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_block_summary,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         Case(
             (0,),

@@ -10,7 +10,7 @@ import numpy as np
 from atlas_actors.arc.grids import GRAVITY, Grid
 from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def find_period(g: Grid, noise: int) -> tuple[int, int]:
@@ -36,14 +36,14 @@ def find_period(g: Grid, noise: int) -> tuple[int, int]:
 
 
 def g_period_repair(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in noise_colors(ctx):
-            yield (c,)
+    for c in noise_colors(ctx):
+        yield (c,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_period_repair,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             (9,),
@@ -68,6 +68,7 @@ def period_repair(g: Grid, noise: int) -> Grid:
 
 @op(
     generator=g_smaller_plain,
+    when=W.SMALLER,
     cases=[
         Case((), [[1, 2, 1, 2], [3, 4, 3, 4]], [[1, 2], [3, 4]]),
     ],
@@ -262,14 +263,14 @@ def stripes(g: Grid, bg: int) -> Grid:
 
 
 def g_continue_period(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and ctx.depth <= 1:
-        for d in GRAVITY:
-            yield (d, ctx.bg)
+    for d in GRAVITY:
+        yield (d, ctx.bg)
 
 
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
     generator=g_continue_period,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         Case(
             ("right", 0),
@@ -299,14 +300,14 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
 
 
 def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for axis in ("v", "h", "hv"):
-            yield (axis, ctx.bg)
+    for axis in ("v", "h", "hv"):
+        yield (axis, ctx.bg)
 
 
 @op(
     params=(OneOf("v", "h", "hv"), K.COLOR),
     generator=g_repeat_bbox,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             ("v", 0),
@@ -346,8 +347,6 @@ def _shift_row(r: Grid, dx: int, bg: int) -> Grid:
 def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
     """Every target is its state grown along one axis to one common length, the state
     kept at the side the growth starts from."""
-    if ctx.depth > 0 or not ctx.larger:
-        return
     for d, ax in (("down", 0), ("up", 0), ("right", 1), ("left", 1)):
         lens = set()
         for s, t in ctx.pairs:
@@ -366,6 +365,7 @@ def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "right", "left"), K.COUNT, K.COLOR),
     generator=g_extend_drift,
+    when=W.LARGER | W.FIRST,
     cases=[
         # a staircase (period 2 rows, drifting one column right) continued to 5 rows
         Case(
@@ -421,8 +421,6 @@ def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
 def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted, and each target's last line
     along the stripes' axis is of one non-background colour."""
-    if ctx.depth > 0 or not ctx.grows:
-        return
     for axis in ("h", "v"):
         lasts = [(t if axis == "h" else t.T)[-1] for _s, t in ctx.pairs]
         if all(r[0] != ctx.bg and (r == r[0]).all() for r in lasts):
@@ -432,6 +430,7 @@ def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_palette_stripes,
+    when=W.GROWS | W.FIRST,
     cases=[
         # the header row 2 1 4 (above a 5 rule) painted as cycling full-row stripes below
         Case(

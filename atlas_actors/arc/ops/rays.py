@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import DIRS, HEADINGS, HV4D, Grid, components, role_color, wall_lines
-from atlas_actors.arc.infer import Args, Ctx, fits, painted_cells, painted_only, paints_in
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, fits, painted_cells, paints_in
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _rays_down(src: Grid, free: Grid, stop: int) -> Grid:
@@ -44,8 +44,6 @@ RAY_DIRS = tuple(DIRS)
 
 
 def g_rays(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape:
-        return
     # a ray has its source's colour and covers background: only colours some target
     # gains on background cells can be rays
     grown = ctx.grown_colors
@@ -64,6 +62,7 @@ def g_rays(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf(*RAY_DIRS), K.FLAG, K.COLOR),
     generator=g_rays,
+    when=W.SAME_SHAPE,
     cases=[
         Case((1, "right", 1, 0), [[1, 0, 2, 0]], [[1, 1, 2, 0]]),
         Case((1, "right", 0, 0), [[1, 0, 2, 0]], [[1, 1, 2, 1]]),
@@ -105,8 +104,6 @@ def rays(g: Grid, c: int, dirs: str, stop: int, bg: int) -> Grid:
 
 
 def g_rays_all(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     # past the input, the background as a colour role when it is not the same in
     # every state
     bgs = [ctx.bg] if ctx.grows else []
@@ -123,6 +120,7 @@ def g_rays_all(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*RAY_DIRS), K.FLAG, K.COLOR),
     generator=g_rays_all,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(("down", 1, 0), [[1, 0, 2], [0, 0, 0], [3, 0, 0]], [[1, 0, 2], [1, 0, 2], [3, 0, 2]]),
     ],
@@ -150,8 +148,6 @@ def rays_all(g: Grid, dirs: str, stop: int, bg: int) -> Grid:
 
 
 def g_project(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.grows:
-        return
     for c in ctx.state_colors[:5]:
         yield (c, ctx.bg)
     if ctx.bg_varies:
@@ -161,6 +157,7 @@ def g_project(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_project,
+    when=W.GROWS,
     cases=[
         Case(
             (5, 0),
@@ -194,8 +191,6 @@ def project(g: Grid, c: int, bg: int) -> Grid:
 def g_dashed_rays(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (at depth 0): a painted colour and a direction
     that fit every pair."""
-    if ctx.depth > 0 or not painted_only(ctx):
-        return
     common: set[int] | None = None
     for s, t in ctx.pairs:
         cols = {int(v) for v in np.unique(t[s != t])}
@@ -210,6 +205,7 @@ def g_dashed_rays(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_dashed_rays,
+    when=W.PAINTED | W.FIRST,
     cases=[
         Case(("right", 5, 0), [[3, 0, 0, 0, 0]], [[3, 5, 3, 5, 3]]),
     ],
@@ -236,8 +232,6 @@ def dashed_rays(g: Grid, d: str, c2: int, bg: int) -> Grid:
 def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted; a colour and a side of the wall whose rays paint
     only cells the target gives that colour (in every pair, some of them)."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     pairs = ctx.pairs
     for c in ctx.state_colors[:5]:
         if c == ctx.bg:
@@ -250,6 +244,7 @@ def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_wall_rays,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 5 row is the wall: 2 cells reach it, 1 cells run away from it
         Case(
@@ -297,8 +292,6 @@ def g_pointer_ray(ctx: Ctx) -> Iterator[Args]:
     """Background cells painted (and maybe marker cells recoloured): try the minority
     colour or a colour found in every state as the marker, each direction, paint mode
     and colour rule."""
-    if ctx.depth > 1 or not ctx.grows:
-        return
     for s, _t in ctx.pairs:
         objs = components(s, 8, 0, ctx.bg)
         n2 = sum(1 for ys, xs in objs[:31] if np.unique(s[ys, xs]).size == 2)
@@ -323,6 +316,7 @@ def g_pointer_ray(ctx: Ctx) -> Iterator[Args]:
         K.COLOR,
     ),
     generator=g_pointer_ray,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the odd cell (1) of the 2 shape points through it: a ray of 1 leaves the far side
         Case(
@@ -400,8 +394,6 @@ def pointer_ray(g: Grid, m: int, d: str, paint: str, col: str, bg: int) -> Grid:
 def g_rays_paint(ctx: Ctx) -> Iterator[Args]:
     """A new colour painted only on rows/columns through cells of one state colour:
     the narrowest direction set (h, v, hv) that covers every painted cell."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for c in ctx.new_colors[:2]:
         got = painted_cells(ctx, c)
         if got is None:
@@ -431,6 +423,7 @@ def g_rays_paint(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, OneOf("h", "v", "hv"), K.FLAG, K.COLOR),
     generator=g_rays_paint,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (2, 8, "v", 0, 0), [[2, 0, 0], [5, 5, 0], [0, 0, 0]], [[2, 0, 0], [5, 5, 0], [8, 0, 0]]
@@ -449,14 +442,13 @@ def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid
 
 def g_ray_to_wall(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, nothing lost and something painted."""
-    if ctx.depth > 1 or not ctx.grows:
-        return
     yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_ray_to_wall,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5
         # has no wall of its colour
@@ -534,8 +526,6 @@ def g_ray_detour(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all in one state colour (else rays in their
     sources' colours): try each heading, then sidestep or turn (only where some ray
     meets an obstacle, else plain rays do)."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     cols = _painted(ctx)
     if not cols or not cols <= set(ctx.state_colors):
         return
@@ -555,6 +545,7 @@ _DETOUR_IN = [[0, 0, 0, 0], [0, 5, 0, 0], [0, 0, 0, 0], [0, 2, 0, 2]]
 @op(
     params=(K.COLOR_OR_NONE, OneOf(*HEADINGS), K.OFFSET, K.COLOR),
     generator=g_ray_detour,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # rays go up; the left one meets the 5 and steps right, then goes on up
         Case((2, "up", 1, 0), _DETOUR_IN, [[0, 0, 2, 2], [0, 5, 2, 2], [0, 2, 2, 2], [0, 2, 0, 2]]),

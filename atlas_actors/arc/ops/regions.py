@@ -9,14 +9,12 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
-from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_only
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
     """Background windows of one size painted one colour: try small sizes."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or len(set(ch[0])) != 1:
         return
@@ -38,6 +36,7 @@ def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=g_fill_squares,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # greedy 2x2 windows of 0 in reading order, never overlapping
         Case(
@@ -65,8 +64,6 @@ def fill_squares(g: Grid, kh: int, kw: int, e: int, c: int) -> Grid:
 
 def g_fill_largest_rect(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour become one colour, and they form one rectangle per pair."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[0])) != 1 or len(set(ch[1])) != 1:
         return
@@ -83,6 +80,7 @@ def g_fill_largest_rect(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COUNT),
     generator=g_fill_largest_rect,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the biggest all-0 rectangle at least 2 wide and 2 tall (a longer 1-row strip loses)
         Case(
@@ -127,8 +125,6 @@ def fill_largest_rect(g: Grid, e: int, c: int, mn: int) -> Grid:
 
 def g_spill_cups(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     if fits(ctx, spill_cups, ctx.bg):
         yield (ctx.bg,)
 
@@ -136,6 +132,7 @@ def g_spill_cups(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_spill_cups,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the cup open at the top fills with 2 and spills one row above it
         Case(
@@ -274,8 +271,6 @@ def g_recolor_regions(ctx: Ctx) -> Iterator[Args]:
     """Background regions painted whole, one colour each: the first features (simple
     ones first) whose values map consistently to the painted colour, when the table
     covers the test inputs' regions too."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     train: list[tuple[Grid, list[tuple[Grid, Grid]], list[int]]] = []
     for s, t in ctx.pairs:
         rs = bg_regions(s, ctx.bg)
@@ -319,6 +314,7 @@ _BOX = [[1, 1, 1, 1, 1], [1, 0, 1, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 1, 1]]
 @op(
     params=(OneOf(*REGION_FEATURES), K.TABLE, K.COLOR),
     generator=g_recolor_regions,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the solid-rectangle hole becomes 4, the L-shaped one stays
         Case(("rect", [[0, 0], [1, 4]], 0), _BOX, _BOX_RECT),
@@ -352,8 +348,6 @@ def recolor_regions(g: Grid, feature: str, table: list[list[int]], bg: int) -> G
 def g_fill_windows(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour painted one colour, in blocks at least 2 wide and tall:
     the smallest painted run lengths across and down as the window."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     e = c = -1
     kh = kw = 99
     for s, t in ctx.pairs:
@@ -384,6 +378,7 @@ _WIN = [[0, 0, 0, 5], [0, 0, 5, 0], [5, 0, 0, 0]]
 @op(
     params=(K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=g_fill_windows,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # only the 2x2 block of 0s is big enough
         Case((2, 2, 0, 2), _WIN, _WIN_OUT),
@@ -426,8 +421,6 @@ def _opening(box: Grid, bg: int) -> tuple[int, int, int] | None:
 
 def g_spill_beam(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, all one colour: with or without diagonals."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     cs = {int(v) for s, t in ctx.pairs for v in np.unique(t[s != t])}
     if len(cs) != 1:
         return
@@ -445,6 +438,7 @@ _CUP = [[0] * 5, [0] * 5, [0, 3, 0, 3, 0], [0, 3, 0, 3, 0], [0, 3, 3, 3, 0]]
 @op(
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_spill_beam,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the cup fills and shines up out of its opening, spreading diagonally
         Case((4, 1, 0), _CUP, _CUP_OUT),
@@ -499,8 +493,6 @@ def spill_beam(g: Grid, c: int, diag: int, bg: int) -> Grid:
 
 def g_fill_rooms(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour turn into one other colour (the same in every pair)."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     e = c = -1
     for s, t in ctx.pairs:
         d = s != t
@@ -531,6 +523,7 @@ _ROOM4[1][2] = 4
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_fill_rooms,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the boxed 0 (a line leaves its right wall mid-side) is a room; the 0s in the top
         # right corner lean on two grid sides, the rest is no rectangle

@@ -15,11 +15,10 @@ from atlas_actors.arc.infer import (
     bg_readings,
     fits,
     fits_bg,
-    painted_only,
     pair_cmaps,
     resolved_pairs,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def nest_shapes(shapes: list[tuple[int, Grid]], bg: int, dtype: Any) -> Grid:
@@ -97,8 +96,6 @@ def spiral(g: Grid, c: int) -> Grid:
 
 def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and the same cells per colour, colours permuted."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     if pair_cmaps(ctx) is None:
         return
     for mode in ("rev", "out", "in"):
@@ -108,6 +105,7 @@ def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("rev", "out", "in"),),
     generator=g_ring_colors,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(("rev",), [[1, 1, 1], [1, 2, 1], [1, 1, 1]], [[2, 2, 2], [2, 1, 2], [2, 2, 2]]),
         # colours from the outside in: 8 0 5 -> each takes the one before (5 8 0)
@@ -150,8 +148,6 @@ def ring_colors(g: Grid, mode: str) -> Grid:
 
 def g_extend_rings(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, and every state has exactly three cells."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     if all(int((s != ctx.bg).sum()) == 3 for s in ctx.states) and fits(ctx, extend_rings, ctx.bg):
         yield (ctx.bg,)
 
@@ -164,6 +160,7 @@ _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
 @op(
     params=(K.COLOR,),
     generator=g_extend_rings,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # three 5s two apart on a diagonal: rings every 2 cells around the middle one
         Case(
@@ -239,8 +236,6 @@ def grow_rows(g: Grid, bg: int) -> Grid:
 def g_nest_colors(ctx: Ctx) -> Iterator[Args]:
     """Every target is as big as the largest bounding box of one colour of its state
     (with the background the task's or each state's commonest colour)."""
-    if not ctx.smaller or ctx.depth > 1:
-        return
     for bg in (ctx.bg, 13):
         ok = True
         for s, t in ctx.pairs:
@@ -261,6 +256,7 @@ def g_nest_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_nest_colors,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 2 ring and the 5 dot nest concentrically
         Case(
@@ -301,8 +297,6 @@ def _layers_tl(g: Grid, k: int, bg: int) -> Grid:
 
 def g_extend_layers(ctx: Ctx) -> Iterator[Args]:
     """Every target the same whole multiple (2 to 4) of its state in both directions."""
-    if ctx.depth > 1 or ctx.same_shape:
-        return
     ks = set()
     for s, t in ctx.pairs:
         (h, w), (th, tw) = s.shape, t.shape
@@ -319,6 +313,7 @@ def g_extend_layers(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, OneOf(*CORNERS), K.COLOR),
     generator=g_extend_layers,
+    when=W.RESHAPED | W.SHALLOW,
     cases=[
         # nested L layers 1, 2 continued on a grid twice as big
         Case(
@@ -398,8 +393,6 @@ def _complete_mirror(g: Grid, c: int, n: int) -> Grid | None:
 def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
     """Smaller square targets with the colours of their states: the task's background
     or each state's commonest colour as the background."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     for s, t in ctx.pairs:
         if t.shape[0] != t.shape[1] or set(np.unique(s).tolist()) != set(np.unique(t).tolist()):
             return
@@ -416,6 +409,7 @@ _CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0
 @op(
     params=(K.COLOR,),
     generator=g_nest_complete,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
         Case((0,), _CUT, _NESTED),
@@ -450,8 +444,6 @@ def nest_complete(g: Grid, bg: int) -> Grid:
 def g_nest_by_count(ctx: Ctx) -> Iterator[Args]:
     """Square targets of odd side 2n-1 for states with n colours besides the
     background."""
-    if ctx.depth > 1:
-        return
     for bg in bg_readings(ctx):
         sides = [2 * int((np.unique(s) != b).sum()) - 1 for (s, _), b in resolved_pairs(ctx, bg)]
         shaped = all(t.shape == (n, n) for (_, t), n in zip(ctx.pairs, sides, strict=True))
@@ -472,6 +464,7 @@ _NEST_OUT = [
 @op(
     params=(K.COLOR,),
     generator=g_nest_by_count,
+    when=W.SHALLOW,
     cases=[
         # three 1s, two 2s, one 3: 1 outermost
         Case((0,), _NEST_IN, _NEST_OUT),

@@ -10,7 +10,7 @@ import numpy as np
 from atlas_actors.arc.grids import CORNERS, Grid, grid_feature
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
@@ -341,8 +341,6 @@ def _lattice(g: Grid, k: int, bg: int) -> tuple[int, int] | None:
 def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
     """States (not same-shape tasks) whose cells lie on a sparse lattice, with at least
     two cells per state."""
-    if ctx.same_shape or ctx.depth > 1:
-        return
     for k in (2, 3):
         if all(
             int((s != ctx.bg).sum()) >= 2 and _lattice(s, k, ctx.bg) is not None for s in ctx.states
@@ -353,6 +351,7 @@ def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COLOR),
     generator=g_sample_lattice,
+    when=W.RESHAPED | W.SHALLOW,
     cases=[
         Case((2, 0), [[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 4, 0, 3]], [[2, 0], [4, 3]]),
     ],
@@ -452,8 +451,6 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
     """Targets bigger than their states by a ratio that varies: every count and canvas
     size that gives the targets' shapes, with each corner where every target holds the
     state's non-background cells."""
-    if ctx.depth > 1 or ctx.same_shape or not ctx.larger:
-        return
     if len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) < 2:
         return
     for what in _COUNTS:
@@ -478,6 +475,7 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf("scale", "square"), OneOf(*CORNERS), K.COLOR),
     generator=g_canvas_count,
+    when=W.RESHAPED | W.LARGER | W.SHALLOW,
     cases=[
         # two cells: a square canvas of side 2 x 2, the grid at its bottom-left
         Case(("ncells", "square", "bl", 0), [[1, 2]], [_Z4, _Z4, _Z4, [1, 2, 0, 0]]),
@@ -576,8 +574,6 @@ def _merge_runs(a: Grid, bg: int) -> list[list[int]]:
 def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
     """Smaller targets that are the summary itself, or one rotation or reflection of
     it (the same in every pair: the next step turns it)."""
-    if ctx.depth > 1 or not ctx.smaller:
-        return
     try:
         outs = [block_pixels(s, ctx.bg) for s, _ in ctx.pairs]
     except ValueError:
@@ -595,6 +591,7 @@ _PATCH_IN = [[0, 0, 0, 0, 0], [0, 3, 3, 4, 4], [0, 3, 0, 4, 4], [0, 5, 5, 6, 0],
 @op(
     params=(K.COLOR,),
     generator=g_block_pixels,
+    when=W.SMALLER | W.SHALLOW,
     cases=[
         # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
         Case((0,), _PATCH_IN, [[3, 4], [5, 6]]),

@@ -20,13 +20,11 @@ from atlas_actors.arc.infer import (
     some_change,
 )
 from atlas_actors.arc.ops.fill import interior
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_denoise(ctx: Ctx) -> Iterator[Args]:
     """Only erasures: every target cell is background or as in the state."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if ((t != s) & (t != ctx.bg)).any():
             return
@@ -39,6 +37,7 @@ def g_denoise(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("iso4", "iso8", "sq2"), K.COLOR),
     generator=g_denoise,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             ("iso8", 0),
@@ -82,8 +81,6 @@ def denoise(g: Grid, mode: str, bg: int) -> Grid:
 
 
 def g_hollow(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         if ((t != s) & (t != ctx.bg)).any() or (s == t).all():
             return
@@ -93,6 +90,7 @@ def g_hollow(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_hollow,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
             (0,),
@@ -200,8 +198,6 @@ def alternate_cells(g: Grid, a: int, c: int, bg: int) -> Grid:
 
 def g_checker_interior(ctx: Ctx) -> Iterator[Args]:
     """Non-background cells recoloured to one colour (or erased) in every pair."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     c = one_new_color(ctx)
     if c is None or any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
         return
@@ -214,6 +210,7 @@ def g_checker_interior(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.FLAG, K.COLOR, K.COLOR),
     generator=g_checker_interior,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the interior of the 3 x 6 bar (the middle row but its ends) gets holes at even
         # offsets from the bar's corner
@@ -276,8 +273,6 @@ def g_recolor_topology(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only colours change, each object (4-connected, one colour) takes
     one colour, and that colour is a function of its topology key; the table must
     cover the test objects' keys."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     bg = ctx.bg
     table: dict[int, int] = {}
     changed = False
@@ -307,6 +302,7 @@ def g_recolor_topology(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COLOR),
     generator=g_recolor_topology,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
         Case(
@@ -335,8 +331,6 @@ def recolor_topology(g: Grid, table: list[list[int]], bg: int) -> Grid:
 def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only cells erased (to the background, or to colour 0 where the
     background the task reads is another colour)."""
-    if not some_change(ctx):
-        return
     for bg in dict.fromkeys((ctx.bg, 0)):
         if all(((t[s != t]) == bg).all() for s, t in ctx.pairs) and fits(ctx, erase_contained, bg):
             yield (bg,)
@@ -345,6 +339,7 @@ def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_erase_contained,
+    when=W.CHANGED,
     cases=[
         # the 2 inside the 1 frame's box goes; the 3 outside stays
         Case(
@@ -381,8 +376,6 @@ def erase_contained(g: Grid, bg: int) -> Grid:
 def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only non-background cells change: try each state colour as the one
     repainted."""
-    if not some_change(ctx):
-        return
     if any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
         return
     for c in ctx.state_colors:
@@ -393,6 +386,7 @@ def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_dot_paint_touching,
+    when=W.CHANGED,
     cases=[
         # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
         Case(

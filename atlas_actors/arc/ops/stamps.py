@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
-from atlas_actors.arc.infer import Args, Ctx, fits, painted_only
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.infer import Args, Ctx, fits
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def cell_keys(g: Grid, fs: str, bg: int) -> Grid:
@@ -70,8 +70,6 @@ def cell_keys(g: Grid, fs: str, bg: int) -> Grid:
 
 def g_local_rule(ctx: Ctx) -> Iterator[Args]:
     """Infer a neighbourhood -> colour table (coarsest neighbourhood that is consistent)."""
-    if ctx.tiny or not ctx.same_shape or ctx.depth > 1:
-        return
     if all((s == t).all() for s, t in ctx.pairs):
         return
     found = 0
@@ -111,6 +109,7 @@ NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets"
 @op(
     params=(OneOf(*NEIGHBOURHOODS), K.TABLE, K.COLOR),
     generator=g_local_rule,
+    when=W.SAME_SHAPE | W.SHALLOW | W.NOT_TINY,
     cases=[
         # cells of colour 0 with exactly 2 non-background 4-neighbours become 5: key 0*11+2
         Case(("n4count", [[2, 5]], 0), [[1, 0, 1], [0, 0, 0]], [[1, 5, 1], [0, 0, 0]]),
@@ -168,8 +167,6 @@ def _stamp_table(ctx: Ctx, radius: int) -> list[list[int]]:
 def g_stamp(ctx: Ctx) -> Iterator[Args]:
     """Infer the pattern painted around each cell of each colour (radius 1, then 2), on
     the input only (after other ops it mostly overfits)."""
-    if not ctx.same_shape or ctx.depth > 0:
-        return
     seen: list[list[list[int]]] = []
     for radius in (1, 2):
         table = _stamp_table(ctx, radius)
@@ -181,6 +178,7 @@ def g_stamp(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COLOR),
     generator=g_stamp,
+    when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # colour 1 paints 4 above and below itself (keys 1*25 + 1*5 + 2, 1*25 + 3*5 + 2),
         # colour 2 turns into 6 (key 2*25 + 12)
@@ -218,8 +216,6 @@ def stamp(g: Grid, table: list[list[int]], bg: int) -> Grid:
 
 def g_stamp_markers(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; the marker is a colour of every state that the targets lose."""
-    if ctx.depth > 1 or not ctx.same_shape:
-        return
     for m in ctx.state_colors[:8]:
         if not all((s == m).any() for s in ctx.states):
             continue
@@ -233,6 +229,7 @@ def g_stamp_markers(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_stamp_markers,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 1 x 3 template (left of the 5 separator) is stamped centred on each 1
         Case(
@@ -296,8 +293,6 @@ def g_role_stamp(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, each near (within 3 cells of) one object's
     centre, with the centre's or the object's other colour: read the table off the
     pairs, each cell taken relative to its nearest centre."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     table: dict[int, int] = {}
     for s, t in ctx.pairs:
         try:
@@ -326,6 +321,7 @@ def g_role_stamp(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COLOR),
     generator=g_role_stamp,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # each object grows diagonal corners in its centre's colour and a cell two to the
         # right in its other colour (the colours differ per object; the lone 5 has none)
@@ -458,8 +454,6 @@ def g_seed_motif(ctx: Ctx) -> Iterator[Args]:
     motif is cut by the grid's edge); the fitting motif with the fewest entries wins
     (a periodic one on a tie), if it explains at least twice as many painted cells
     as it has entries."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     for m in [-1, *ctx.state_colors[:6]]:
         pts = _seed_offsets(ctx, m)
         if not pts:
@@ -495,6 +489,7 @@ _ZIG = [
 @op(
     params=(K.TABLE, K.OFFSET, K.OFFSET, K.COLOR_OR_NONE, K.COLOR),
     generator=g_seed_motif,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         Case(
             (_ZIG, 2, 0, -1, 0),

@@ -18,16 +18,14 @@ from atlas_actors.arc.infer import (
     fits_bg,
     noise_colors,
     painted_bg,
-    painted_only,
 )
 from atlas_actors.arc.ops.geometry import rigid
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
 def g_symmetrize(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for k in SYM_KINDS:
-            yield (k, ctx.bg)
+    for k in SYM_KINDS:
+        yield (k, ctx.bg)
 
 
 SYM_KINDS = ("h", "v", "hv", "rot", "diag")
@@ -93,6 +91,7 @@ def _fit_symmetry(g: Grid, kind: str, bg: int) -> Grid:
 @op(
     params=(OneOf(*SYM_KINDS), K.COLOR),
     generator=g_symmetrize,
+    when=W.SAME_SHAPE,
     cases=[
         Case(("h", 0), [[1, 2, 0, 0]], [[1, 2, 2, 1]]),
     ],
@@ -111,14 +110,14 @@ def symmetrize(g: Grid, kind: str, bg: int) -> Grid:
 
 
 def g_sym_repair(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape:
-        for c in noise_colors(ctx):
-            yield (c,)
+    for c in noise_colors(ctx):
+        yield (c,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_sym_repair,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             (9,),
@@ -167,6 +166,7 @@ def sym_repair(g: Grid, noise: int) -> Grid:
 @op(
     params=(OneOf(*SYM_KINDS), K.COLOR),
     generator=g_symmetrize,
+    when=W.SAME_SHAPE,
     cases=[
         Case(("h", 0), [[0, 1, 2, 0, 0, 0]], [[0, 1, 2, 0, 0, 0]]),
         Case(("h", 0), [[0, 1, 2, 0, 3, 0, 0]], [[0, 1, 2, 2, 3, 0, 0]]),
@@ -184,14 +184,14 @@ def symmetrize_bbox(g: Grid, kind: str, bg: int) -> Grid:
 
 
 def g_noise_crop(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller:
-        for c in ctx.state_colors:
-            yield (c,)
+    for c in ctx.state_colors:
+        yield (c,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_noise_crop,
+    when=W.SMALLER,
     cases=[
         Case((9,), [[1, 2, 2, 1], [3, 9, 4, 3], [1, 2, 2, 1]], [[4]]),
     ],
@@ -206,8 +206,6 @@ def crop_noise_repair(g: Grid, noise: int) -> Grid:
 
 
 def g_symmetrize_about(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.grows or ctx.depth > 1:
-        return
     cs = ctx.state_colors[:5] + ([10, 12] if len(ctx.state_colors) > 1 else [])
     for c in cs:
         for kind in ("h", "v", "hv", "rot"):
@@ -217,6 +215,7 @@ def g_symmetrize_about(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, OneOf("h", "v", "hv", "rot"), K.COLOR),
     generator=g_symmetrize_about,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         Case(
             (4, "h", 0),
@@ -259,8 +258,6 @@ def symmetrize_about(g: Grid, c: int, kind: str, bg: int) -> Grid:
 def g_symmetrize_mark(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: with one new colour (or their mirror colours),
     try each symmetry about the grid's, the box's or a fitted centre."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     ch = color_change(ctx)
     cs = [ch[1][0]] if ch is not None and len(set(ch[1])) == 1 else []
     masks = [(t != ctx.bg).astype(np.int64) for _s, t in ctx.pairs]
@@ -290,6 +287,7 @@ def g_symmetrize_mark(ctx: Ctx) -> Iterator[Args]:
         K.COLOR,
     ),
     generator=g_symmetrize_mark,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # left-right mirror of the whole grid; the added cells are painted 2
         Case(("h", "grid", 2, 0), [[1, 0, 0, 0], [1, 1, 0, 0]], [[1, 0, 0, 2], [1, 1, 2, 2]]),
@@ -353,8 +351,6 @@ def _occluder(g: Grid, bg: int) -> Grid | None:
 def g_unocclude(ctx: Ctx) -> Iterator[Args]:
     """Same shapes; every state has one solid-rectangle colour and its target has
     none of it."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     for s, t in ctx.pairs:
         m = _occluder(s, ctx.bg)
         if m is None or (t == s[m][0]).any():
@@ -372,6 +368,7 @@ _SHOWN = [[0, 6, 0, 0, 6, 0], [6, 6, 0, 0, 6, 6], [0, 6, 6, 6, 6, 0]]
 @op(
     params=(OneOf("h", "v", "hv", "rot", "diag"), K.COLOR),
     generator=g_unocclude,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the solid 1 rectangle hides the right part of a left-right symmetric figure
         Case(("h", 0), _HID, _SHOWN),
@@ -396,8 +393,6 @@ def unocclude(g: Grid, kind: str, bg: int) -> Grid:
 def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted (the task's background or each grid's own), in
     grids that hold a complete row or column."""
-    if ctx.depth > 1:
-        return
     for bg in bg_readings(ctx):
         if painted_bg(ctx, bg):
             for axis in ("h", "v"):
@@ -408,6 +403,7 @@ def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_complete_by_analogy,
+    when=W.SHALLOW,
     cases=[
         # partial rows finish like the complete row above them, in their own colours
         Case(

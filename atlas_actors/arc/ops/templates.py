@@ -11,7 +11,7 @@ import numpy as np
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color, sep_segments
 from atlas_actors.arc.infer import Args, Ctx, fits, has_cells, painted_only
 from atlas_actors.arc.ops.cells import cells_to_pixels
-from atlas_actors.arc.registry import Case, K, OneOf, op
+from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 _Fit = tuple[int, int, int, int, int, int, list[int], list[tuple[int, int, int]], int]
 """A fitting placement: sort key (5 ints), its index, the objects it covers, the cells
@@ -173,8 +173,6 @@ def _fit_at(
 
 
 def g_paint_template(ctx: Ctx) -> Iterator[Args]:
-    if not ctx.same_shape:
-        return
     for mode in ("shape", "cell"):
         for conn in (8, 4):
             yield (mode, 0, conn, ctx.bg)
@@ -184,6 +182,7 @@ def g_paint_template(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("shape", "cell"), K.FLAG, K.CONN, K.COLOR),
     generator=g_paint_template,
+    when=W.SAME_SHAPE,
     cases=[
         Case(
             ("shape", 0, 8, 0),
@@ -248,13 +247,13 @@ def paint_template(g: Grid, mode: str, keep: int, conn: int, bg: int) -> Grid:
 
 
 def g_complete_templates(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and ctx.depth <= 1:
-        yield (ctx.bg,)
+    yield (ctx.bg,)
 
 
 @op(
     params=(K.COLOR,),
     generator=g_complete_templates,
+    when=W.GROWS | W.SHALLOW,
     cases=[
         # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
         Case(
@@ -323,8 +322,6 @@ def complete_templates(g: Grid, bg: int) -> Grid:
 def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted: plain copies, or copies mirrored for one of the
     state colours."""
-    if ctx.depth > 1 or not painted_only(ctx):
-        return
     for f in [-1, *ctx.state_colors[:6]]:
         if fits(ctx, anchor_copy, f, ctx.bg):
             yield (f, ctx.bg)
@@ -334,6 +331,7 @@ def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_anchor_copy,
+    when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 3-anchored template is copied onto the lone 3, anchors aligned
         Case(
@@ -391,8 +389,6 @@ def g_fit_templates(ctx: Ctx) -> Iterator[Args]:
     commonest colour), or some cells erased and others painted (moves): plain
     placements first, then turned ones. On the input grids only (depth 0): a search
     can cost a good part of a second on a busy grid."""
-    if ctx.depth > 0 or not ctx.same_shape:
-        return
     for bg in (ctx.bg, 13):
         bgs = [role_color(s, bg) for s in ctx.train]
         if not all((s != t).any() for s, t in ctx.pairs):
@@ -422,6 +418,7 @@ def g_fit_templates(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("id", "d4"), OneOf("copy", "move"), K.COLOR),
     generator=g_fit_templates,
+    when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # the lone 2 (found once in the template) gets a copy of the template
         Case(
@@ -521,8 +518,6 @@ def cell_fit_templates(g: Grid, turns: str, bg: int) -> Grid:
 def g_copy_to_match(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, and the targets only gain cells of one colour that the states
     already have."""
-    if not ctx.same_shape or ctx.depth > 1:
-        return
     gained: list[int] = []
     for s, t in ctx.pairs:
         cs = np.unique(t[s != t])
@@ -544,6 +539,7 @@ def g_copy_to_match(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_copy_to_match,
+    when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 frame around a 0 is copied onto the other 0 ringed by 1s; the 0 next to the
         # 1 at the edge has no room

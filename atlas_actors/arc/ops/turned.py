@@ -78,6 +78,7 @@ def turned_cases(
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(bounce, ALL),
+    when=spec_of(bounce).when,
     cases=turned_cases(
         ALL,
         (0,),
@@ -93,6 +94,7 @@ def bounce_r(g: Grid, k: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COLOR_OR_NONE, K.COLOR),
     generator=turned_generator(anchor_copy, ALL),
+    when=spec_of(anchor_copy).when,
     cases=turned_cases(
         ALL,
         (3, 0),
@@ -108,6 +110,7 @@ def anchor_copy_r(g: Grid, k: int, flip_c: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.CONN, K.COLOR),
     generator=turned_generator(largest_bars, ALL),
+    when=spec_of(largest_bars).when,
     cases=turned_cases(
         ALL,
         (8, 0),
@@ -123,6 +126,7 @@ def largest_bars_r(g: Grid, k: int, conn: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(grow_rows, ALL),
+    when=spec_of(grow_rows).when,
     cases=turned_cases(
         ALL,
         (0,),
@@ -138,6 +142,7 @@ def grow_rows_r(g: Grid, k: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COLOR, K.CONN, K.COLOR),
     generator=turned_generator(count_diag, ALL),
+    when=spec_of(count_diag).when,
     cases=turned_cases(
         ALL,
         (8, 8, 0),
@@ -153,6 +158,7 @@ def count_diag_r(g: Grid, k: int, c: int, conn: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, OneOf("h", "v"), K.COLOR),
     generator=turned_generator(palette_stripes, ALL),
+    when=spec_of(palette_stripes).when,
     cases=turned_cases(
         ALL,
         ("h", 0),
@@ -170,6 +176,7 @@ def palette_stripes_r(g: Grid, k: int, axis: str, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR),
     generator=turned_generator(canvas, (2, 4, 5)),
+    when=spec_of(canvas).when,
     cases=turned_cases((2, 4, 5), (2, 2, 0), [[1, 2]], [[1, 2, 0, 0], [0, 0, 0, 0]]),
 )
 def canvas_r(g: Grid, k: int, ky: int, kx: int, bg: int) -> Grid:
@@ -181,6 +188,7 @@ def canvas_r(g: Grid, k: int, ky: int, kx: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COLOR),
     generator=turned_generator(stripes, (2, 4, 5)),
+    when=spec_of(stripes).when,
     cases=turned_cases((2, 4, 5), (0,), [[0, 1, 0, 2, 0, 0, 0, 0]], [[0, 1, 0, 2, 0, 1, 0, 2]]),
 )
 def stripes_r(g: Grid, k: int, bg: int) -> Grid:
@@ -192,6 +200,7 @@ def stripes_r(g: Grid, k: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=turned_generator(fill_squares, ALL),
+    when=spec_of(fill_squares).when,
     cases=turned_cases(
         ALL, (2, 2, 0, 3), [[0, 0, 0], [0, 0, 0], [5, 0, 0]], [[3, 3, 0], [3, 3, 0], [5, 0, 0]]
     ),
@@ -204,6 +213,7 @@ def fill_squares_r(g: Grid, k: int, kh: int, kw: int, e: int, c: int) -> Grid:
 @op(
     params=(K.RIGID, K.COLOR, K.COLOR, K.COLOR),
     generator=turned_generator(alternate_cells, ALL),
+    when=spec_of(alternate_cells).when,
     cases=turned_cases(ALL, (1, 2, 0), [[1, 1, 0], [0, 0, 0]], [[1, 2, 0], [0, 0, 0]]),
 )
 def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
@@ -215,6 +225,7 @@ def alternate_cells_r(g: Grid, k: int, a: int, c: int, bg: int) -> Grid:
 @op(
     params=(K.RIGID, K.RIGIDS, K.COLOR),
     generator=turned_generator(panel_transforms, ALL),
+    when=spec_of(panel_transforms).when,
     cases=turned_cases(
         ALL,
         ([0, 4, 2], 0),
@@ -238,6 +249,7 @@ def _panel_table() -> list[list[int]]:
 @op(
     params=(K.RIGID, K.TABLE, OneOf("rows", "cols"), K.COUNT, K.COLOR),
     generator=turned_generator(panel_colors, ALL),
+    when=spec_of(panel_colors).when,
     cases=turned_cases(
         ALL,
         (_panel_table(), "rows", 3, 0),
