@@ -31,17 +31,24 @@ class ARCOptions(BaseModel):
     bounded by op applications alone and a run with an evaluation budget gives the same
     answers on any machine (the CLI does this with ``--budget``). The LLM proposer
     ignores it."""
+    evolve: bool = True
+    """True: Mind Evolution's mutation and crossover vary the DSL proposer's programs
+    (a step replaced by an enumerated one, splices of two parents, tweaks). False: every
+    mutate or crossover call only continues the enumeration (enumeration alone; the
+    comparison is in docs/arc.md). The LLM proposer ignores it."""
 
 
-def make_proposer(task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True) -> Proposer:
+def make_proposer(
+    task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True, evolve: bool = True
+) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
-    result however many searches ran before or beside it). ``cpu_limits``: see
-    :class:`ARCOptions`."""
+    result however many searches ran before or beside it). ``cpu_limits``, ``evolve``:
+    see :class:`ARCOptions`."""
     if cpu_limits:
-        return DSLProposer()
+        return DSLProposer(evolve=evolve)
     inf = float("inf")
-    return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf)
+    return DSLProposer(initial_seconds=inf, step_seconds=inf, second_seconds=inf, evolve=evolve)
 
 
 def pick_attempts(candidates: list[Candidate], n_tests: int) -> list[dict[str, Any]]:

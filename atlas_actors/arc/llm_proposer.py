@@ -224,11 +224,11 @@ def make_llm_proposer(config: LLMConfig, *, samples_per_call: int = 1) -> LLMPro
 
 
 def shared_llm_proposer(
-    task: Task, llm: LLMConfig, *, cpu_limits: bool = True
+    task: Task, llm: LLMConfig, *, cpu_limits: bool = True, evolve: bool = True
 ) -> LLMProgramProposer:
     """The ARC domain's LLM proposer for one search: the proposer for ``llm``, shared per
     endpoint in this process (see :func:`atlas_actors.resources.shared_resource`).
-    ``cpu_limits`` concerns the offline DSL proposer only."""
+    ``cpu_limits`` and ``evolve`` concern the offline DSL proposer only."""
     proposer: LLMProgramProposer = shared_resource(
         ("arc", llm.model_dump_json()), lambda: make_llm_proposer(llm)
     )

@@ -101,6 +101,13 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="candidates kept per island (default: 20)",
     )
+    budget.add_argument(
+        "--evolve",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="offline proposer: let Mind Evolution's mutation and crossover vary programs "
+        "(--evolve) or only continue the enumeration (--no-evolve) (default: --evolve)",
+    )
     budget.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
     out = arc.add_argument_group("output")
@@ -159,6 +166,15 @@ def search_config(args: argparse.Namespace) -> MindEvolutionConfig:
         max_evaluations=args.budget,
         time_limit_s=args.time_limit,
     )
+
+
+def arc_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ARC proposer options of a run (``ARCOptions`` fields; those not given keep
+    their defaults)."""
+    options: dict[str, Any] = {"cpu_limits": args.budget is None}
+    if args.evolve is not None:
+        options["evolve"] = args.evolve
+    return options
 
 
 def submission_of(results: Sequence[TaskResult]) -> dict[str, list[dict[str, Any]]]:
@@ -226,7 +242,7 @@ async def run_arc(args: argparse.Namespace) -> int:
         run_id=run_id(out_dir),
         # with an evaluation budget, the same answers on any machine: the offline
         # proposer's CPU-time safety nets are lifted (op applications bound its work)
-        proposer_options={"arc": {"cpu_limits": args.budget is None}},
+        proposer_options={"arc": arc_options(args)},
     )
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:

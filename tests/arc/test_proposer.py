@@ -357,3 +357,21 @@ async def test_mind_evolution_with_an_op_budget_is_deterministic(evolve: bool) -
     first = await run()
     assert first[3] >= 4000
     assert await run() == first
+
+
+def test_the_evolve_option_reaches_the_offline_proposer() -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.arc import arc_options
+    from atlas_actors.environments.registry import get_domain
+    from atlas_actors.errors import ConfigError
+
+    spec = get_domain("arc")
+    assert spec is not None
+    task = arc_task("007bbfb7")
+    for flags, evolve in (([], True), (["--evolve"], True), (["--no-evolve"], False)):
+        options = arc_options(build_parser().parse_args(["arc", *flags]))
+        assert ("evolve" in options) == bool(flags)  # a default run's settings unchanged
+        prop = spec.make_proposer(task, None, **spec.check_options(options))
+        assert isinstance(prop, DSLProposer) and prop.evolve is evolve
+    with pytest.raises(ConfigError, match="evolve"):
+        spec.check_options({"evolve": "sometimes"})
