@@ -31,15 +31,17 @@ class ARCOptions(BaseModel):
     bounded by op applications alone and a run with an evaluation budget gives the same
     answers on any machine (the CLI does this with ``--budget``). The LLM proposer
     ignores it."""
-    evolve: bool = True
-    """True: Mind Evolution's mutation and crossover vary the DSL proposer's programs
-    (a step replaced by an enumerated one, splices of two parents, tweaks). False: every
-    mutate or crossover call only continues the enumeration (enumeration alone; the
-    comparison is in docs/arc.md). The LLM proposer ignores it."""
+    evolve: bool = False
+    """False: every mutate or crossover call of the DSL proposer only continues its
+    enumeration (enumeration alone, inside Mind Evolution's loop). True: mutation and
+    crossover vary the programs (a step replaced by an enumerated one, splices of two
+    parents, tweaks). At an equal budget of op applications the variations solved no
+    more held-out training tasks than enumeration alone (docs/arc.md), so they are off
+    by default. The LLM proposer ignores it."""
 
 
 def make_proposer(
-    task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True, evolve: bool = True
+    task: Task, llm: LLMConfig | None = None, *, cpu_limits: bool = True, evolve: bool = False
 ) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same

@@ -224,7 +224,7 @@ def make_llm_proposer(config: LLMConfig, *, samples_per_call: int = 1) -> LLMPro
 
 
 def shared_llm_proposer(
-    task: Task, llm: LLMConfig, *, cpu_limits: bool = True, evolve: bool = True
+    task: Task, llm: LLMConfig, *, cpu_limits: bool = True, evolve: bool = False
 ) -> LLMProgramProposer:
     """The ARC domain's LLM proposer for one search: the proposer for ``llm``, shared per
     endpoint in this process (see :func:`atlas_actors.resources.shared_resource`).

@@ -106,7 +106,7 @@ def add_parser(sub: Any) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="offline proposer: let Mind Evolution's mutation and crossover vary programs "
-        "(--evolve) or only continue the enumeration (--no-evolve) (default: --evolve)",
+        "(--evolve) or only continue the enumeration (--no-evolve) (default: --no-evolve)",
     )
     budget.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 

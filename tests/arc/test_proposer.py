@@ -368,7 +368,7 @@ def test_the_evolve_option_reaches_the_offline_proposer() -> None:
     spec = get_domain("arc")
     assert spec is not None
     task = arc_task("007bbfb7")
-    for flags, evolve in (([], True), (["--evolve"], True), (["--no-evolve"], False)):
+    for flags, evolve in (([], False), (["--evolve"], True), (["--no-evolve"], False)):
         options = arc_options(build_parser().parse_args(["arc", *flags]))
         assert ("evolve" in options) == bool(flags)  # a default run's settings unchanged
         prop = spec.make_proposer(task, None, **spec.check_options(options))
