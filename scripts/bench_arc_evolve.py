@@ -20,6 +20,11 @@ inner steps replaced by enumerated ones, upper steps put on enumerated states, t
 deletions, splices). ``enumerate``: every mutate or crossover call only continues the
 enumeration. CPU-time safety nets are off, so the result depends only on the code and
 the seed, not on the machine's speed.
+
+Columns: solved (held-out pair), train-exact (a program fits every train pair the search
+saw), evolved (tasks searched past the first population, the only ones where the arms
+can differ), ops/task (op applications, mean), spent (tasks that spent the whole
+budget), evals/task (programs the environment evaluated, mean).
 """
 
 from __future__ import annotations
