@@ -39,6 +39,13 @@ class ARCOptions(BaseModel):
     """Rank the DSL programs that fit every train pair by whether their test answers keep
     the views of the task they keep on the train inputs (``DSLProposer(check_views=)``;
     see docs/arc.md). The LLM proposer ignores it."""
+    evolve: bool = False
+    """False: every mutate or crossover call of the DSL proposer only continues its
+    enumeration (enumeration alone, inside Mind Evolution's loop). True: mutation and
+    crossover vary the programs (a step replaced by an enumerated one, splices of two
+    parents, tweaks). At an equal budget of op applications the variations solved no
+    more held-out training tasks than enumeration alone (docs/arc.md), so they are off
+    by default. The LLM proposer ignores it."""
 
 
 def make_proposer(
@@ -48,12 +55,13 @@ def make_proposer(
     cpu_limits: bool = True,
     time_limit_s: float | None = None,
     check_views: bool = False,
+    evolve: bool = False,
 ) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
     result however many searches ran before or beside it). ``cpu_limits``,
-    ``time_limit_s`` and ``check_views``: see :class:`ARCOptions`."""
-    proposer = DSLProposer(time_limit=time_limit_s, check_views=check_views)
+    ``time_limit_s``, ``check_views`` and ``evolve``: see :class:`ARCOptions`."""
+    proposer = DSLProposer(time_limit=time_limit_s, check_views=check_views, evolve=evolve)
     if not cpu_limits:
         inf = float("inf")
         proposer.initial_seconds = proposer.step_seconds = proposer.second_seconds = inf

@@ -230,11 +230,12 @@ def shared_llm_proposer(
     cpu_limits: bool = True,
     time_limit_s: float | None = None,
     check_views: bool = False,
+    evolve: bool = False,
 ) -> LLMProgramProposer:
     """The ARC domain's LLM proposer for one search: the proposer for ``llm``, shared per
     endpoint in this process (see :func:`atlas_actors.resources.shared_resource`).
-    ``cpu_limits``, ``time_limit_s`` and ``check_views`` concern the offline DSL
-    proposer only."""
+    ``cpu_limits``, ``time_limit_s``, ``check_views`` and ``evolve`` concern the offline
+    DSL proposer only."""
     proposer: LLMProgramProposer = shared_resource(
         ("arc", llm.model_dump_json()), lambda: make_llm_proposer(llm)
     )

@@ -5,11 +5,16 @@ parameters (see :mod:`atlas_actors.arc.solver`) and returns every program it fou
 fits all train pairs (simplest first), then the best-scoring partial programs, then a
 random spread of the rest. ``mutate`` continues that enumeration a little, then does a
 local search around the parent: extend it by one op (parameters inferred against the
-targets), tweak one parameter, drop one op; children are pre-scored on the train pairs
-and sampled by a Boltzmann choice at the given temperature. ``crossover`` grafts
-sub-trees of one parent into the other. Every returned program is valid JSON that
-:func:`atlas_actors.arc.compile_program` accepts, ran without error on every train and
-test input, and was never returned before for this task.
+targets), replace one of its steps by another op enumerated from the state before that
+step (the steps above it kept), put its upper steps on the enumeration's best states,
+tweak one parameter, drop one op; children are pre-scored on the train pairs and
+sampled by a Boltzmann choice at the given temperature. ``crossover`` splices the
+parents: the lower steps of one under the upper steps of the other, and one parent on
+top of the other. With ``evolve=False`` the parents are ignored and every call only
+continues the enumeration (enumeration alone, for comparison at an equal budget).
+Every returned program is valid JSON that :func:`atlas_actors.arc.compile_program`
+accepts, ran without error on every train and test input, and was never returned
+before for this task.
 
 The proposer sees only the train pairs and the test inputs, never test outputs.
 """
@@ -49,6 +54,9 @@ class _Entry:
     emitted: set[str] = field(default_factory=set)
     expansions: dict[str, list[Node]] = field(default_factory=dict)
     lock: threading.RLock = field(default_factory=threading.RLock)
+    charged: int = 0
+    """Ops applied to evaluate programs outside the enumeration (mutations, crossovers):
+    each op of a program whose output was not already known counts as one."""
 
 
 def task_grids(task: Task) -> tuple[list[tuple[Any, Any]], list[Any]]:
@@ -80,6 +88,8 @@ class DSLProposer:
         held_out_step: int = 1000,
         time_limit: float | None = None,
         check_views: bool = False,
+        evolve: bool = True,
+        max_applications: int | None = None,
     ) -> None:
         """``initial_budget``/``mutate_budget``: op applications the enumeration spends per
         ``initial`` / ``mutate`` call.
@@ -105,7 +115,14 @@ class DSLProposer:
         budgeted run is then bounded by op applications alone).
         ``check_views``: rank the programs that fit every train pair by whether their
         test answers keep the views of the task they keep on the train inputs
-        (``TaskSolver.check_views``)."""
+        (``TaskSolver.check_views``).
+        ``evolve``: False makes ``mutate`` and ``crossover`` ignore their parents and
+        only continue the enumeration (``mutate_budget`` op applications a call, and the
+        held-out step), returning what it found: enumeration alone.
+        ``max_applications``: a per-task budget of op applications for all calls
+        together (enumeration, held-out views, second reading, and the ops applied to
+        evaluate mutations and crossovers); once spent, calls return nothing. None: no
+        cap. :meth:`applications` tells what a task has spent."""
         self.proposals_per_call = proposals_per_call
         self.initial_budget = initial_budget
         self.mutate_budget = mutate_budget
@@ -119,6 +136,8 @@ class DSLProposer:
         self.time_limit = time_limit
         self.check_views = check_views
         self._deadline: float | None = None
+        self.evolve = evolve
+        self.max_applications = max_applications
         self._entries: OrderedDict[str, _Entry] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -160,17 +179,44 @@ class DSLProposer:
                 old.solver.cache.entries.clear()
         return e
 
+    def applications(self, task_id: str) -> int:
+        """Op applications spent on a task so far (see ``max_applications``); 0 for a
+        task this proposer has not seen (or no longer caches)."""
+        with self._lock:
+            e = self._entries.get(task_id)
+        return 0 if e is None else _spent(e)
+
+    def report(self, task_id: str) -> dict[str, float]:
+        """The proposer's counters for a task (added to ``TaskResult.stats``)."""
+        return {"op_applications": float(self.applications(task_id))}
+
+    def _left(self, e: _Entry) -> float:
+        if self.max_applications is None:
+            return math.inf
+        return max(0, self.max_applications - _spent(e))
+
+    def _budget(self, e: _Entry, want: int) -> int:
+        """``want`` op applications, or what is left of the task's budget."""
+        return int(min(want, self._left(e)))
+
     def initial_sync(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         e = self.entry(task)
         with e.lock:
-            e.solver.search(self.initial_budget, self.initial_seconds, self._deadline)
+            if self._left(e) <= 0:
+                return []
+            e.solver.search(
+                self._budget(e, self.initial_budget), self.initial_seconds, self._deadline
+            )
             near: list[Node] = []
             s = e.solver
             if (
                 s.exact
                 and s.pinned is None  # once per task: it pins
+                and self._left(e) > 0
                 and not s.search_alternative(
-                    self.second_budget, self.second_seconds, deadline=self._deadline
+                    self._budget(e, self.second_budget),
+                    self.second_seconds,
+                    deadline=self._deadline,
                 )
             ):
                 near = self._near_reading(e)
@@ -196,16 +242,11 @@ class DSLProposer:
     ) -> list[Any]:
         e = self.entry(task)
         with e.lock:
-            e.solver.search(self.mutate_budget, self.step_seconds / 2, self._deadline)
-            out = self._take_exact(e)
-            s = e.solver
-            if not s.exact and s.held_out_applications() < self.held_out_budget:
-                near = s.held_out(
-                    self.held_out_step, self.step_seconds / 4, deadline=self._deadline
-                )
-                out += self._exact_from(e, near)
-                for node in near:
-                    self._emit(e, node.expr, out)
+            if self._left(e) <= 0:
+                return []
+            out = self._enumerate_on(e)
+            if not self.evolve:
+                return out + self._fill_best(e, n - len(out))
             expr = _parse(parent.solution)
             if expr is None:
                 return out + self._fill(e, n - len(out), rng)
@@ -221,12 +262,17 @@ class DSLProposer:
                 for node in self._extensions(e, child)[: (4 if broken else 1) * n]:
                     cands.setdefault(_key(node.expr), node)
             stop = Stop.after(self.step_seconds, self._deadline)
-            for ex in _tweaks(expr, rng, 2 * n) + _deletions(expr):
-                if stop.passed():
+            varied = _tweaks(expr, rng, 2 * n) + _deletions(expr)
+            varied += self._restepped(e, expr, n, stop) + self._replanted(e, expr, n)
+            for ex in varied:
+                if stop.passed() or self._left(e) <= 0:
                     break
-                tweaked = e.solver.node_for(ex)
+                key = _key(ex)
+                if key in cands or key in e.emitted:
+                    continue
+                tweaked = self._node(e, ex)
                 if tweaked is not None:
-                    cands.setdefault(_key(ex), tweaked)
+                    cands[key] = tweaked
             out += self._exact_from(e, cands.values())
             picked = _boltzmann(
                 [c for k, c in cands.items() if k not in e.emitted], n, rng, temperature
@@ -242,6 +288,11 @@ class DSLProposer:
     ) -> list[Any]:
         e = self.entry(task)
         with e.lock:
+            if self._left(e) <= 0:
+                return []
+            if not self.evolve:
+                out = self._enumerate_on(e)
+                return out + self._fill_best(e, n - len(out))
             out = self._take_exact(e)
             ea, eb = _parse(a.solution), _parse(b.solution)
             if ea is None or eb is None:
@@ -249,12 +300,12 @@ class DSLProposer:
             cands: dict[str, Node] = {}
             stop = Stop.after(self.step_seconds, self._deadline)
             for ex in _grafts(ea, eb, rng, 3 * n) + _grafts(eb, ea, rng, 3 * n):
-                if stop.passed():
+                if stop.passed() or self._left(e) <= 0:
                     break
                 key = _key(ex)
                 if key in cands or key in e.emitted:
                     continue
-                node = e.solver.node_for(ex)
+                node = self._node(e, ex)
                 if node is not None:
                     cands[key] = node
             out += self._exact_from(e, cands.values())
@@ -265,6 +316,61 @@ class DSLProposer:
             return out[: max(n, n_exact(e, out))]
 
     # ------------------------------------------------------------ helpers
+
+    def _enumerate_on(self, e: _Entry) -> list[Any]:
+        """Continue the enumeration (``mutate_budget``, then a held-out step while
+        nothing fits); the exact and near programs it found, not yet returned."""
+        s = e.solver
+        s.search(self._budget(e, self.mutate_budget), self.step_seconds / 2, self._deadline)
+        out = self._take_exact(e)
+        if not s.exact and s.held_out_applications() < self.held_out_budget:
+            step = self._budget(e, self.held_out_step)
+            near = s.held_out(step, self.step_seconds / 4, deadline=self._deadline)
+            out += self._exact_from(e, near)
+            for node in near:
+                self._emit(e, node.expr, out)
+        return out
+
+    def _node(self, e: _Entry, expr: Expr) -> Node | None:
+        """``expr`` run on the task's grids, its new ops charged to the budget."""
+        e.charged += _new_ops(expr, e.solver.memo)
+        return e.solver.node_for(expr)
+
+    def _restepped(self, e: _Entry, expr: Expr, n: int, stop: Stop) -> list[Expr]:
+        """``expr`` with one of its inner steps replaced by another op enumerated from
+        the state before it, the steps above kept (the outermost step is replaced by
+        ``mutate``'s sibling extensions)."""
+        out: list[Expr] = []
+        for path in _paths(expr)[1:]:
+            if stop.passed() or self._left(e) <= 0:
+                break
+            below = _first_grid_child(_get(expr, path))
+            if below is None or _single_grid(_get(expr, path)) is None:
+                continue
+            for node in self._extensions(e, below)[:n]:
+                out.append(_set(expr, path, node.expr))
+        return out
+
+    def _replanted(self, e: _Entry, expr: Expr, n: int) -> list[Expr]:
+        """The upper steps of ``expr`` put on the enumeration's best states in place of
+        its lower steps (a sub-program replaced by an enumerated one)."""
+        tops = e.solver.best(n)
+        out: list[Expr] = []
+        for path in _paths(expr)[1:]:
+            for node in tops:
+                out.append(_set(expr, path, node.expr))
+        return [x for x in out if x != expr and _depth(x) <= 6]
+
+    def _fill_best(self, e: _Entry, k: int) -> list[Any]:
+        """The enumeration's best programs not yet returned (up to ``k``)."""
+        out: list[Any] = []
+        if k <= 0:
+            return out
+        for node in e.solver.best(len(e.solver.nodes)):
+            if len(out) >= k:
+                break
+            self._emit(e, node.expr, out)
+        return out
 
     def _emit(self, e: _Entry, expr: Expr, out: list[Any]) -> None:
         if expr == "x":  # a bare string would read as Python source: spell identity out
@@ -295,9 +401,10 @@ class DSLProposer:
         s = e.solver
         first = s.answer(s.solutions()[0])
         found: list[Node] = []
-        while s.held_out_applications() < self.held_out_budget:
+        while s.held_out_applications() < self.held_out_budget and self._left(e) > 0:
             spent = s.held_out_applications()
-            found += s.held_out(self.held_out_step, self.step_seconds / 4, deadline=self._deadline)
+            step = self._budget(e, self.held_out_step)
+            found += s.held_out(step, self.step_seconds / 4, deadline=self._deadline)
             if any(s.answer(nd) != first for nd in found):
                 break
             if s.held_out_applications() == spent:
@@ -333,13 +440,27 @@ class DSLProposer:
         key = _key(expr)
         got = e.expansions.get(key)
         if got is None:
-            node = e.solver.node_for(expr)
+            node = self._node(e, expr)
             stop = Stop.after(self.step_seconds, self._deadline)
-            got = [] if node is None else e.solver.expand(node, 600, stop)
+            budget = self._budget(e, 600)
+            got = [] if node is None or budget <= 0 else e.solver.expand(node, budget, stop)
             got.sort(key=lambda nd: -nd.score)
             e.expansions[key] = got
             e.solver.nodes.extend(got)
         return [nd for nd in got if _key(nd.expr) not in e.emitted]
+
+
+def _spent(e: _Entry) -> int:
+    """Op applications a task's calls have spent (see ``max_applications``)."""
+    return e.solver.applications + e.solver.held_out_applications() + e.charged
+
+
+def _new_ops(expr: Expr, memo: dict[Any, Any]) -> int:
+    """Ops of ``expr`` whose outputs ``memo`` does not hold (what running it costs)."""
+    if not isinstance(expr, tuple) or memo.get(expr) is not None:
+        return 0
+    kinds = OPS[expr[0]].kinds
+    return 1 + sum(_new_ops(a, memo) for k, a in zip(kinds, expr[1:], strict=True) if k is K.GRID)
 
 
 def n_exact(e: _Entry, out: list[Any]) -> int:
@@ -480,6 +601,14 @@ def _grafts(a: Expr, b: Expr, rng: random.Random, n: int) -> list[Expr]:
         sub = _get(b, y)
         out.append(_replace_leaf(sub, a))
     return [e for e in out if e not in (a, b, "x") and _depth(e) <= 6]
+
+
+def _single_grid(e: Expr) -> Expr | None:
+    """The grid argument of an op that takes exactly one, else None."""
+    if not isinstance(e, tuple):
+        return None
+    gs = [a for k, a in zip(OPS[e[0]].kinds, e[1:], strict=True) if k is K.GRID]
+    return gs[0] if len(gs) == 1 else None
 
 
 def _first_grid_child(e: Expr) -> Expr | None:

@@ -104,6 +104,13 @@ def add_parser(sub: Any) -> None:
         metavar="N",
         help="candidates kept per island (default: 20)",
     )
+    budget.add_argument(
+        "--evolve",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="offline proposer: let Mind Evolution's mutation and crossover vary programs "
+        "(--evolve) or only continue the enumeration (--no-evolve) (default: --no-evolve)",
+    )
     budget.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
 
     out = arc.add_argument_group("output")
@@ -169,6 +176,18 @@ def time_limit(args: argparse.Namespace) -> float | None:
     if args.time_limit is not None:
         return float(args.time_limit)
     return None if args.budget is not None else DEFAULT_TIME_LIMIT
+
+
+def arc_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The ARC proposer options of a run (``ARCOptions`` fields; those not given keep
+    their defaults)."""
+    options: dict[str, Any] = {
+        "cpu_limits": args.budget is None,
+        "time_limit_s": time_limit(args),
+    }
+    if args.evolve is not None:
+        options["evolve"] = args.evolve
+    return options
 
 
 def submission_of(results: Sequence[TaskResult]) -> dict[str, list[dict[str, Any]]]:
@@ -237,9 +256,7 @@ async def run_arc(args: argparse.Namespace) -> int:
         # with an evaluation budget, the same answers on any machine: the offline
         # proposer's CPU-time safety nets are lifted (op applications bound its work)
         # the DSL proposer's enumeration steps also end at the time limit
-        proposer_options={
-            "arc": {"cpu_limits": args.budget is None, "time_limit_s": time_limit(args)}
-        },
+        proposer_options={"arc": arc_options(args)},
     )
     write_json_atomic(out_dir / "run.json", _run_record(args, len(tasks)))
     if done_ids:

@@ -277,3 +277,152 @@ def test_the_arc_options_reach_the_dsl_proposer() -> None:
     default = domain.make_proposer(task)
     assert isinstance(default, DSLProposer)
     assert default.step_seconds < float("inf") and not default.entry(task).solver.check_views
+
+
+def object_task(tid: str) -> tuple[Task, list[tuple[Any, Any]]]:
+    """Crop the object, scale it by 2, mirror it (three steps)."""
+    inputs = [
+        [[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 0, 0, 0]],
+        [[5, 6, 0], [7, 8, 0], [0, 0, 0]],
+        [[0, 0, 0], [0, 0, 0], [0, 2, 9], [0, 9, 2]],
+    ]
+    pairs = []
+    for g in inputs:
+        a = np.array(g)
+        rows, cols = np.nonzero(a)
+        obj = a[rows.min() : rows.max() + 1, cols.min() : cols.max() + 1]
+        pairs.append((g, np.kron(obj, np.ones((2, 2), dtype=int))[:, ::-1].tolist()))
+    task = grids_task(tid, pairs, [[[0, 3, 1], [0, 1, 1]]])
+    return task, [(np.array(i), np.array(o)) for i, o in pairs]
+
+
+def steps(expr: Any) -> list[str]:
+    """The op names of a chain program, innermost first."""
+    out: list[str] = []
+    while isinstance(expr, list):
+        out.append(expr[0])
+        expr = expr[1]
+    return out[::-1]
+
+
+async def test_mutate_replaces_an_inner_step_by_an_enumerated_one() -> None:
+    """A three-step parent whose middle step is wrong: mutation replaces that step by an
+    op enumerated from the state before it and keeps the step above; the enumeration
+    itself gets no budget, so only the step replacement can find the program."""
+    task, data = object_task("inner-step-toy")
+    truth = ["flip_h", ["upscale", ["crop_nonbg", "x", 0], 2, 2]]
+    assert fitness(truth, data)[1].success
+    parent = cand(["flip_h", ["transpose", ["crop_nonbg", "x", 0]]], data)
+    kids = await DSLProposer(initial_budget=0, mutate_budget=0, held_out_budget=0).mutate(
+        task, parent, 32, random.Random(0), 0.3
+    )
+    assert truth in kids
+    assert fitness(kids[0], data)[1].success  # exact children come first
+    for kid in kids:  # every child is valid and runs
+        compile_program(kid)(data[0][0])
+    alone = DSLProposer(initial_budget=0, mutate_budget=0, held_out_budget=0, evolve=False)
+    assert truth not in await alone.mutate(task, parent, 32, random.Random(0), 0.3)
+
+
+def test_crossover_splices_a_prefix_of_one_parent_under_a_suffix_of_the_other() -> None:
+    a = ("flip_h", ("crop_nonbg", "x", 0))
+    b = ("upscale", ("transpose", "x"), 2, 2)
+    rng = random.Random(0)
+    kids = proposer._grafts(b, a, rng, 100) + proposer._grafts(a, b, rng, 100)
+    # a's first step under b's last step, b's first step under a's last, one on the other
+    assert ("upscale", ("crop_nonbg", "x", 0), 2, 2) in kids
+    assert ("flip_h", ("transpose", "x")) in kids
+    assert ("upscale", ("flip_h", ("crop_nonbg", "x", 0)), 2, 2) in kids
+    for kid in kids:
+        Program(kid)  # each one validates
+
+
+async def test_crossover_of_two_parents_finds_their_splice() -> None:
+    """Neither parent fits; the lower two steps of one under the last step of the other
+    do, and crossover returns that splice first."""
+    task, data = object_task("splice-toy")
+    a = cand(["flip_h", ["transpose", "x"]], data)
+    b = cand(["transpose", ["upscale", ["crop_nonbg", "x", 0], 2, 2]], data)
+    assert not (a.outcome and a.outcome.success) and not (b.outcome and b.outcome.success)
+    prop = DSLProposer(initial_budget=0, mutate_budget=0, held_out_budget=0)
+    kids = await prop.crossover(task, a, b, 32, random.Random(0))
+    splice = ["flip_h", ["upscale", ["crop_nonbg", "x", 0], 2, 2]]
+    assert steps(splice) == steps(b.solution)[:2] + steps(a.solution)[-1:]
+    assert kids[0] == splice
+    assert fitness(splice, data)[1].success
+
+
+async def test_the_op_budget_caps_every_call() -> None:
+    """With ``max_applications``, a task's calls stop proposing once the budget is spent;
+    the count covers the enumeration and the mutations' own ops."""
+    task = arc_task("1b60fb0c")
+    pairs = train_pairs(task)
+    inf = float("inf")
+    prop = DSLProposer(
+        max_applications=3000, initial_seconds=inf, step_seconds=inf, second_seconds=inf
+    )
+    rng = random.Random(0)
+    init = await prop.initial(task, 40, rng)
+    assert init and prop.applications(task.id) > 0
+    parent = max((cand(s, pairs) for s in init), key=lambda c: c.fitness)
+    for _ in range(20):
+        if prop.applications(task.id) >= 3000:
+            break
+        before = prop.applications(task.id)
+        await prop.mutate(task, parent, 16, rng, 0.5)
+        assert prop.applications(task.id) > before
+    spent = prop.applications(task.id)
+    assert spent >= 3000
+    assert await prop.mutate(task, parent, 16, rng, 0.5) == []
+    assert await prop.crossover(task, parent, parent, 16, rng) == []
+    assert prop.applications(task.id) == spent
+    assert prop.report(task.id) == {"op_applications": float(spent)}
+
+
+@pytest.mark.parametrize("evolve", [True, False])
+async def test_mind_evolution_with_an_op_budget_is_deterministic(evolve: bool) -> None:
+    from atlas_actors.config import MindEvolutionConfig
+    from atlas_actors.environments.local import LocalEvaluator
+    from atlas_actors.search.solve import solve_task
+
+    task = arc_task("1b60fb0c")
+    inf = float("inf")
+
+    async def run() -> Any:
+        prop = DSLProposer(
+            evolve=evolve,
+            max_applications=4000,
+            initial_seconds=inf,
+            step_seconds=inf,
+            second_seconds=inf,
+        )
+        evaluator = LocalEvaluator()
+        try:
+            r = await solve_task(
+                task, evaluator, config=MindEvolutionConfig(generations=2), seed=3, proposer=prop
+            )
+        finally:
+            await evaluator.aclose()
+        return r.solution, r.attempts, r.evaluations, r.stats["op_applications"]
+
+    first = await run()
+    assert first[3] >= 4000
+    assert await run() == first
+
+
+def test_the_evolve_option_reaches_the_offline_proposer() -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.arc import arc_options
+    from atlas_actors.environments.registry import get_domain
+    from atlas_actors.errors import ConfigError
+
+    spec = get_domain("arc")
+    assert spec is not None
+    task = arc_task("007bbfb7")
+    for flags, evolve in (([], False), (["--evolve"], True), (["--no-evolve"], False)):
+        options = arc_options(build_parser().parse_args(["arc", *flags]))
+        assert ("evolve" in options) == bool(flags)  # a default run's settings unchanged
+        prop = spec.make_proposer(task, None, **spec.check_options(options))
+        assert isinstance(prop, DSLProposer) and prop.evolve is evolve
+    with pytest.raises(ConfigError, match="evolve"):
+        spec.check_options({"evolve": "sometimes"})
