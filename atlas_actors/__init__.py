@@ -52,7 +52,10 @@ from atlas_actors.errors import (
     SandboxTimeout,
 )
 from atlas_actors.search.base import Proposer, Scorer
+from atlas_actors.search.discriminator import Discriminator
+from atlas_actors.search.mcts import SWESearch
 from atlas_actors.search.mind_evolution import MindEvolutionSearch, SearchResult
+from atlas_actors.search.router import EnhancedTaskRouter
 from atlas_actors.search.solve import solve_task
 from atlas_actors.types import (
     Candidate,
@@ -127,12 +130,14 @@ __all__ = [
     "Candidate",
     "ConfigError",
     "DSLProposer",
+    "Discriminator",
     "DiscriminatorPool",
     "DockerError",
     "DockerTimeout",
     "DomainSpec",
     "Engine",
     "EngineConfig",
+    "EnhancedTaskRouter",
     "EnvironmentNotReady",
     "EnvironmentPool",
     "Evaluator",
@@ -161,6 +166,7 @@ __all__ = [
     "RunResult",
     "SWEEnvironment",
     "SWEInstance",
+    "SWESearch",
     "SWESearchConfig",
     "SandboxError",
     "SandboxResult",

@@ -81,6 +81,11 @@ class SWESearchConfig(_Config):
     discriminator_threshold: float = Field(default=0.7, ge=0.0, le=1.0)
     """A new node whose value estimate is at least this gets a rollout
     (``Discriminator.should_rollout``): only the promising nodes pay for one."""
+    rollout_top_fraction: float | None = Field(default=None, gt=0.0, le=1.0)
+    """The seed's rule instead of ``discriminator_threshold``: a new node gets a rollout
+    when its estimate is at least the tree's ``ceil(fraction · nodes)``-th best (the
+    seed: the top 10-20%). None: the absolute threshold (docs/swe-search.md compares the
+    two)."""
     time_limit_s: float | None = Field(default=None, gt=0.0)
     """Budget: seconds of wall time for one ``search`` call (None = no cap). Expansions
     running when it passes are cut off; what had completed is kept."""

@@ -15,7 +15,9 @@ Hierarchy::
     ├── EnvironmentNotReady(RuntimeError)   verify()/step() before reset()
     ├── SandboxError(RuntimeError)          the sandbox itself failed
     │   ├── BubblewrapNotFound(FileNotFoundError)
-    │   └── SandboxTimeout(TimeoutError)
+    │   ├── SandboxTimeout(TimeoutError)
+    │   ├── RuntimeUnavailable              the in-container runtime cannot start
+    │   └── RuntimeDied                     the in-container runtime ended during a call
     ├── DockerError(RuntimeError)           the Docker engine failed or is unreachable
     │   ├── DockerTimeout(TimeoutError)
     │   ├── ImageMissing(LookupError)       an image is absent and may not be pulled
@@ -64,6 +66,16 @@ class BubblewrapNotFound(SandboxError, FileNotFoundError):
 
 class SandboxTimeout(SandboxError, TimeoutError):
     """The sandbox infrastructure did not answer in time."""
+
+
+class RuntimeUnavailable(SandboxError):
+    """The in-container runtime cannot start in this workspace (no Python, an image
+    without a shell): the workspace runs commands the slow way instead."""
+
+
+class RuntimeDied(SandboxError):
+    """The in-container runtime ended (or stopped answering) during a call: killed by
+    what it ran, or its container is gone."""
 
 
 class DockerError(AtlasError, RuntimeError):

@@ -9,6 +9,8 @@ string, a patch as a string), so candidates serialise without custom encoders.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import uuid
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -25,6 +27,15 @@ Origin = Literal["init", "mutation", "crossover", "memory", "migration", "manual
 def new_id() -> str:
     """A short random identifier for candidates and runs."""
     return uuid.uuid4().hex[:12]
+
+
+def solution_key(solution: Any) -> str:
+    """A canonical key for a JSON-able solution (for de-duplication)."""
+    if isinstance(solution, str):
+        text = solution
+    else:
+        text = json.dumps(solution, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 class _Model(BaseModel):
@@ -242,8 +253,9 @@ class RoutingDecision(_Model):
     """The rule that fired: ``adapt``, ``strategy_match``, ``domain`` or ``default``."""
     repeats: list[Experience] = Field(default_factory=list)
     """Remembered experiences of exactly this task (same content) that did not pass its
-    checks, newest first: the search recalls one searched under the same settings
-    instead of searching again (``RouterConfig.recall_unsolved``)."""
+    checks, or passed them with an answer the environment doubted, newest first: the
+    search recalls one searched under the same settings instead of searching again
+    (``RouterConfig.recall_unsolved``)."""
 
 
 class TaskResult(_Model):
@@ -260,6 +272,11 @@ class TaskResult(_Model):
     train_fitness: float = 0.0
     """Fraction of what the search could check that the best solution gets right
     (ARC: train pairs exactly right; 1.0 = all)."""
+    doubts: list[list[str]] | None = None
+    """Per answer of the best solution, why the environment doubts it (its
+    ``Outcome.doubts``; ARC: properties every train pair has that a prediction breaks);
+    None when the environment says nothing about doubts. A search does not stop on a
+    success it doubts, so memory recalls such a task's repeat rather than search again."""
     evaluations: int = 0
     """Candidate evaluations spent."""
     seconds: float = 0.0

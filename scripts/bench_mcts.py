@@ -8,9 +8,12 @@ Two measurements, side by side in one run:
    1), a scripted model at a fixed latency proposing ``--wrong`` harmless wrong edits
    per instance before the fix. Reported: nodes expanded per minute (from the moment
    the engine's actors are up; with their start-up too as a second figure), test runs per
-   resolved instance, the ratio to one actor (target on 2 cores: 2 actors >= 1.7x), and
-   the cores the whole machine kept busy meanwhile (``/proc/stat``: Docker, the tests in
-   the containers, Ray and this driver all count) with the CPU seconds per node.
+   resolved instance, the ratio to one actor (target on 2 cores: 2 actors >= 1.8x), and
+   the CPU seconds per node: this benchmark's own (its process tree, Ray included, and its
+   containers, counted in a cgroup of its own: ``benchcpu.CpuMeter``) plus the Docker
+   daemons' (shared with anyone else using the engine), and how busy the whole machine
+   was (``/proc/stat``: other people's work counts there). The actor counts run
+   interleaved (1, 2, 1, 2, ...), so a change in the machine's load falls on all of them.
 2. **LLM calls in flight.** The same four instances with a model latency of ``--latency``
    (1 s by default) and parallel expansions: the peak number of requests the loopback
    server saw in flight at once (target: >= 16; the search must not wait on one call at
@@ -24,7 +27,8 @@ Both parts let a node take as many children as a batch has expansions (``max_chi
 = ``--parallel``, at least 3), so a fresh root fills a whole batch.
 
 Medians of ``--runs`` runs. Needs a Docker engine (``scripts/docker-up``) and the
-example images (``scripts/build-swe-examples``), or ``--backend bubblewrap``::
+example images (``scripts/build-swe-examples``; the missing ones are named and nothing
+runs), or ``--backend bubblewrap``::
 
     python scripts/bench_mcts.py --runs 3
 """
@@ -33,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
 import tempfile
@@ -42,6 +45,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from benchcpu import CpuMeter
 from benchkit import add_json_flag, print_table, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -90,9 +94,12 @@ async def one_run(
     wrong: int,
     parallel: int,
     backend: str,
+    meter: CpuMeter,
     pipeline: bool = False,
 ) -> dict[str, float]:
     env: dict[str, Any] = {"backend": backend, "eval_timeout_s": 300}
+    if meter.cgroup_parent and backend == "docker":
+        env["cgroup_parent"] = meter.cgroup_parent
     async with FakeLLMServer(scripted(instances, wrong), latency=latency) as server:
         with tempfile.TemporaryDirectory() as trees:
             config = EngineConfig(
@@ -118,16 +125,20 @@ async def one_run(
             started = time.monotonic()
             async with Engine(config) as engine:
                 ready = time.monotonic()  # actors up: the search's time starts here
-                busy = busy_cpu_seconds()
+                before = meter.sample()
                 results = [r async for r in engine.solve_many([i.to_task() for i in instances])]
                 wall = time.monotonic() - ready
-                busy = busy_cpu_seconds() - busy
+                cpu = meter.sample() - before
             total = time.monotonic() - started
         peak = server.max_in_flight
         mean = server.mean_in_flight
     expansions = sum(r.stats.get("expansions", 0) for r in results)
+    if not expansions:
+        errors = "; ".join(sorted({str(r.error or r.stats.get("stopped")) for r in results}))
+        raise SystemExit(f"no node was expanded ({actors} actors): {errors}")
     resolved = sum(bool(r.solved) for r in results)
     test_runs = sum(r.evaluations for r in results)
+    ours = cpu.ours if cpu.ours is not None else float("nan")
     return {
         "wall_s": wall,
         "with_startup_s": total,
@@ -138,18 +149,20 @@ async def one_run(
         "test_runs_per_resolved": test_runs / resolved if resolved else float("inf"),
         "llm_in_flight_peak": peak,
         "llm_in_flight_mean": mean,
-        "busy_cores": busy / wall,
-        "cpu_s_per_node": busy / expansions if expansions else float("nan"),
+        "machine_busy_cores": cpu.machine / wall,
+        "our_cores": (ours + cpu.daemons) / wall,
+        "cpu_s_per_node": (ours + cpu.daemons) / expansions,
+        "our_cpu_s_per_node": ours / expansions,
+        "daemon_cpu_s_per_node": cpu.daemons / expansions,
     }
 
 
-def busy_cpu_seconds() -> float:
-    """CPU seconds the whole machine has spent busy (not idle or waiting on I/O) since
-    boot, from ``/proc/stat``: every process counts (Docker, the containers' tests, Ray,
-    this driver), which is what shares the cores."""
-    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    idle = fields[3] + fields[4]
-    return (sum(fields) - idle) / os.sysconf("SC_CLK_TCK")
+async def missing_images(instances: list[SWEInstance]) -> list[str]:
+    """The instances' images the Docker engine does not have."""
+    from atlas_actors.sandbox.docker import DockerClient
+
+    async with DockerClient() as docker:
+        return [i.image for i in instances if not await docker.image_exists(i.image)]
 
 
 def median_of(rows: list[dict[str, float]]) -> dict[str, float]:
@@ -160,30 +173,43 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
     import ray
 
     instances = load_example_instances()
+    if args.backend == "docker":
+        missing = await missing_images(instances)
+        if missing:
+            raise SystemExit(
+                f"missing images: {', '.join(missing)} (build them with "
+                "scripts/build-swe-examples, or use --backend bubblewrap)"
+            )
+    meter: CpuMeter = args.meter
+    if meter.note:
+        print(meter.note, flush=True)
     ray.init(include_dashboard=False, log_to_driver=False)
     out: dict[str, Any] = {"scaling": {}, "in_flight": {}}
     try:
-        for actors in args.actors:
-            rows = []
-            for _ in range(args.runs):
-                rows.append(
-                    await one_run(
-                        instances,
-                        actors=actors,
-                        latency=args.scaling_latency,
-                        wrong=args.wrong,
-                        parallel=4,
-                        backend=args.backend,
-                        pipeline=args.pipeline,
-                    )
+        rows: dict[int, list[dict[str, float]]] = {a: [] for a in args.actors}
+        for run in range(args.runs):
+            for actors in args.actors:  # interleaved: a change of load falls on each
+                row = await one_run(
+                    instances,
+                    actors=actors,
+                    latency=args.scaling_latency,
+                    wrong=args.wrong,
+                    parallel=4,
+                    backend=args.backend,
+                    meter=meter,
+                    pipeline=args.pipeline,
                 )
-            out["scaling"][actors] = median_of(rows)
-            print(f"actors {actors}: {json.dumps(out['scaling'][actors])}", flush=True)
+                rows[actors].append(row)
+                print(f"run {run + 1}, actors {actors}: {json.dumps(row)}", flush=True)
+        for actors in args.actors:
+            out["scaling"][actors] = median_of(rows[actors])
         base = out["scaling"][args.actors[0]]["nodes_per_minute"]
         for actors in args.actors:
             row = out["scaling"][actors]
             row["ratio_to_first"] = row["nodes_per_minute"] / base
-        rows = [
+        if args.skip_in_flight:
+            return out
+        in_flight = [
             await one_run(
                 instances,
                 actors=2,
@@ -191,11 +217,12 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
                 wrong=args.wrong,
                 parallel=args.parallel,
                 backend=args.backend,
+                meter=meter,
                 pipeline=args.pipeline,
             )
             for _ in range(args.runs)
         ]
-        out["in_flight"] = median_of(rows)
+        out["in_flight"] = median_of(in_flight)
     finally:
         ray.shutdown()
     return out
@@ -216,8 +243,12 @@ def main() -> int:
         help="pipelined tree search (SWESearchConfig.pipeline) in both parts",
     )
     add_json_flag(p)
+    p.add_argument(
+        "--skip-in-flight", action="store_true", help="only part 1 (scaling with actors)"
+    )
     args = p.parse_args()
-    out = anyio.run(main_async, args)
+    with CpuMeter("atlas-bench-mcts") as args.meter:
+        out = anyio.run(main_async, args)
     print_table(
         [
             "actors",
@@ -225,8 +256,9 @@ def main() -> int:
             "x first",
             "test runs/resolved",
             "resolved",
-            "busy cores",
-            "CPU s/node",
+            "CPU s/node (ours + daemons)",
+            "our cores",
+            "machine busy cores",
         ],
         [
             [
@@ -235,27 +267,30 @@ def main() -> int:
                 f"{row['ratio_to_first']:.2f}",
                 f"{row['test_runs_per_resolved']:.1f}",
                 f"{row['resolved']:.0f}/4",
-                f"{row['busy_cores']:.2f}",
-                f"{row['cpu_s_per_node']:.2f}",
+                f"{row['cpu_s_per_node']:.3f} ({row['our_cpu_s_per_node']:.3f} + "
+                f"{row['daemon_cpu_s_per_node']:.3f})",
+                f"{row['our_cores']:.2f}",
+                f"{row['machine_busy_cores']:.2f}",
             ]
             for actors, row in out["scaling"].items()
         ],
-        title=f"nodes expanded per minute (median of {args.runs} runs)",
+        title=f"nodes expanded per minute (median of {args.runs} runs, interleaved)",
     )
-    f = out["in_flight"]
-    print_table(
-        ["LLM latency s", "parallel expansions", "peak in flight", "mean in flight", "resolved"],
-        [
+    if not args.skip_in_flight:
+        f = out["in_flight"]
+        print_table(
+            ["LLM latency s", "parallel", "peak in flight", "mean in flight", "resolved"],
             [
-                f"{args.latency:g}",
-                str(args.parallel),
-                f"{f['llm_in_flight_peak']:.0f}",
-                f"{f['llm_in_flight_mean']:.1f}",
-                f"{f['resolved']:.0f}/4",
-            ]
-        ],
-        title="LLM requests in flight (4 instances)",
-    )
+                [
+                    f"{args.latency:g}",
+                    str(args.parallel),
+                    f"{f['llm_in_flight_peak']:.0f}",
+                    f"{f['llm_in_flight_mean']:.1f}",
+                    f"{f['resolved']:.0f}/4",
+                ]
+            ],
+            title="LLM requests in flight (4 instances)",
+        )
     write_json(args.json, out)
     return 0
 

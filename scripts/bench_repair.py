@@ -15,13 +15,20 @@ per kind (single, two-edit, hard):
 * fault localisation top-1 and top-5: the known buggy line is the first / among the
   first five ranked lines;
 * how often the first passing patch *is* the known fix (its files equal the gold
-  patch's, compared by normalised AST).
+  patch's, compared by normalised AST);
+* correct: the final patch resolves the bug and passes the bug's held-back tests
+  (``<bug>/heldout.py.txt``, tests the search never sees: the known fix's behaviour on
+  other inputs), so a patch that is green but wrong counts as resolved, not correct;
+  wrong: resolved but not correct;
+* seconds per bug (median and the largest), and how many bugs ran over ``--time-limit``
+  (by more than ``--overrun-slack`` seconds: the search checks its limit between
+  iterations).
 
 These are bugs written for development (and the four bundled examples with
 ``--examples``): they show what the search does, not how it generalises; the measure is
 public benchmarks run separately.
 
-    python scripts/bench_repair.py --max-expansions 30 --json runs/bench_repair.json
+    nice -n 10 python scripts/bench_repair.py --max-expansions 30 --json runs/bench_repair.json
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ from atlas_actors.swe.instances import SWEInstance, load_example_instances  # no
 from atlas_actors.swe.repair.proposer import OfflineRepairProposer  # noqa: E402
 
 BUGS = ROOT / "tests" / "data" / "repair_bugs"
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from make_repair_bug import heldout_file, run_heldout  # noqa: E402
 
 
 def _norm(text: str | None) -> str | None:
@@ -76,6 +86,21 @@ def gold_files(inst: SWEInstance) -> dict[str, str | None]:
             f = Path(td) / p
             out[p] = f.read_text() if f.exists() else None
         return out
+
+
+def short_name(inst: SWEInstance) -> str:
+    """``atlas-bugs__booking-1`` -> ``booking``."""
+    return inst.instance_id.split("__", 1)[-1].rsplit("-", 1)[0]
+
+
+async def held_back(inst: SWEInstance, patch: str, example: bool) -> tuple[int, int] | None:
+    """(held-back tests passed, held-back tests) with ``patch`` applied; None without
+    held-back tests."""
+    tests = heldout_file(short_name(inst), BUGS, example=example)
+    if not tests.exists() or not inst.local_repo:
+        return None
+    statuses = await run_heldout(inst.local_repo, tests, patch)
+    return sum(1 for s in statuses.values() if s == "PASSED"), len(statuses)
 
 
 async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> dict[str, Any]:
@@ -108,6 +133,7 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
         verdict = await evaluator.verify(task, final or "")
         report = proposer.report(task.id)
         row.update(
+            patch=final or "",
             resolved=verdict.success,
             full_verifies=result.stats.evaluations,
             expansions=result.stats.expansions,
@@ -115,7 +141,14 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
             passing_patches=int(report["passing_patches"]),
             first_passing_at=report.get("first_passing_at"),
             stopped=result.stopped,
+            refused=int(report.get("refused", 0)),
+            probe_refused=[r for r in proposer.refused.get(task.id, []) if r.startswith("probe")],
         )
+        held = await held_back(inst, final, args.examples) if final else None
+        if held is not None:
+            row["heldout"] = f"{held[0]}/{held[1]}"
+        row["correct"] = bool(verdict.success and held is not None and held[0] == held[1])
+        row["wrong"] = bool(verdict.success and not row["correct"])
         first = proposer.first_passing.get(task.id)
         if first is not None:
             gold = gold_files(inst)
@@ -127,6 +160,7 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
     finally:
         await evaluator.aclose()
     row["seconds"] = time.monotonic() - started
+    row["over_time_limit"] = row["seconds"] > args.time_limit + args.overrun_slack
     return row
 
 
@@ -144,9 +178,15 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     screened = sum(r.get("screened", 0) for r in rows)
     seconds = sum(r.get("seconds", 0.0) for r in rows)
     found = [r for r in rows if "first_is_known_fix" in r]
+    times = [float(r.get("seconds", 0.0)) for r in rows]
     return {
         "bugs": len(rows),
         "resolved": sum(bool(r.get("resolved")) for r in rows),
+        "correct": sum(bool(r.get("correct")) for r in rows),
+        "wrong": sum(bool(r.get("wrong")) for r in rows),
+        "seconds_median": statistics.median(times) if times else 0.0,
+        "seconds_max": max(times, default=0.0),
+        "over_time_limit": sum(bool(r.get("over_time_limit")) for r in rows),
         "first_passing_median": statistics.median(firsts) if firsts else None,
         "first_passing_p90": quantile(firsts, 0.9) if firsts else None,
         "screened_per_second": screened / seconds if seconds else 0.0,
@@ -192,6 +232,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--max-expansions", type=int, default=30)
     p.add_argument("--time-limit", type=float, default=600.0, help="seconds per bug")
+    p.add_argument(
+        "--overrun-slack",
+        type=float,
+        default=60.0,
+        help="seconds past --time-limit before a bug counts as over it",
+    )
     p.add_argument("--backend", choices=["bubblewrap", "docker"], default="bubblewrap")
     p.add_argument("--examples", action="store_true", help="the four bundled examples instead")
     p.add_argument("--only", nargs="*", help="only bugs whose id contains one of these")
@@ -215,7 +261,11 @@ def main() -> int:
                 kind,
                 s["bugs"],
                 s["resolved"],
+                s["correct"],
+                s["wrong"],
                 f"{med:.0f}/{p90:.0f}" if med is not None else "-",
+                f"{s['seconds_median']:.0f}/{s['seconds_max']:.0f}",
+                s["over_time_limit"],
                 f"{s['screened_per_second']:.1f}",
                 f"{s['full_verifies_per_bug']:.1f}",
                 f"{s['fl_top1']}/{s['fl_top5']}",
@@ -227,7 +277,11 @@ def main() -> int:
             "kind",
             "bugs",
             "resolved",
+            "correct",
+            "wrong",
             "first-pass med/p90",
+            "s med/max",
+            "over",
             "evals/s",
             "verifies/bug",
             "FL top1/top5",

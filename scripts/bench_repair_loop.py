@@ -6,6 +6,12 @@ instances (medians of several runs).
     scripts/build-base-image && scripts/build-swe-examples
     python scripts/bench_repair_loop.py [--examples textkit exprcalc] [--runs 3]
         [--backend docker|bubblewrap] [--sizes 1 16 64] [--verify 5] [--json out.json]
+        [--root tests/data/runtime]
+
+``--root`` takes the instances from another folder in the examples' format: the test
+instance ``measures`` in ``tests/data/runtime`` has a ``conftest.py`` that imports the
+package, so every mutant changes code the prepared session imported (build its image
+first: ``python -m atlas_actors.swe.build build-examples --root tests/data/runtime``).
 
 Per example it prints:
   1. fault-localisation seconds (a fresh cache each run: coverage run + plain run) and the
@@ -40,7 +46,7 @@ from benchkit import add_json_flag, print_table, write_json
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from atlas_actors.swe.environment import SWEEnvironment
-from atlas_actors.swe.instances import SWEInstance, load_example_instances
+from atlas_actors.swe.instances import EXAMPLES_DIR, SWEInstance, load_example_instances
 from atlas_actors.swe.repair.batch import BatchEvaluator
 from atlas_actors.swe.repair.localize import Localization, LocalizationCache, localize
 
@@ -190,10 +196,15 @@ async def main() -> int:
     ap.add_argument("--verify", type=int, default=5, help="full verifies per run")
     ap.add_argument("--backend", choices=["docker", "bubblewrap"], default="docker")
     add_json_flag(ap)
+    ap.add_argument(
+        "--root", type=Path, default=EXAMPLES_DIR, help="instances folder (default: examples)"
+    )
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     rows = []
-    instances = await anyio.to_thread.run_sync(load_example_instances, args.examples)
+    instances = await anyio.to_thread.run_sync(
+        lambda: load_example_instances(args.examples, root=args.root)
+    )
     for inst in instances:
         rows.append(await bench_example(inst.repo.split("/")[-1], inst, args))
     print_table(

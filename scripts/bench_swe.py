@@ -37,7 +37,7 @@ from atlas_actors.sandbox.docker import ContainerLimits, DockerClient
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.evaluate import grade_predictions
 from atlas_actors.swe.instances import SWEInstance, load_example_instances
-from atlas_actors.swe.workspace import DockerWorkspace
+from atlas_actors.swe.workspace import DockerWorkspace, reset_command
 
 TEST_CMD = "python3 -m pytest -rA -p no:cacheprovider {files}"
 
@@ -94,7 +94,7 @@ async def bench_verify(
         await ws.write_file("/atlas_io/gold.diff", inst.patch.encode())
         await ws.write_file("/atlas_io/tests.diff", inst.test_patch.encode())
         r = await ws.run(
-            f"git reset -q --hard {inst.base_commit} && git clean -fdxq && "
+            f"{reset_command(inst.base_commit)} && "
             "git apply /atlas_io/gold.diff && git apply /atlas_io/tests.diff",
             timeout_s=60,
         )

@@ -12,8 +12,9 @@ How to add a bug
 1. Write the repository as it is *with* the bug: 1-3 modules with docstrings, a README,
    and ``tests/test_<module>.py`` whose tests all pass (at least four of them).
 2. Write the fix: the corrected module(s) and the tests that expose the bug (1-3 new
-   tests that fail before the fix), and a bug report (``problem.md``: a user's symptoms and
-   an example, never the fix or the line).
+   tests that fail before the fix), a bug report (``problem.md``: a user's symptoms and
+   an example, never the fix or the line), and a few held-back tests (``heldout.py``: the
+   same behaviour on other inputs; see below).
 3. Either commit both to a git repository (buggy commit, then the fix commit) and pass
    ``--repo R --fix-commit SHA``, or keep them as two folders and pass
    ``--base-dir BUGGY --fix-dir FIX`` (the fix folder holds only the changed files, at their
@@ -22,7 +23,8 @@ How to add a bug
 
        PYTHONPATH=$PWD python scripts/make_repair_bug.py add --name NAME \\
            --kind {single,two-edit,hard} --description "one line: what is wrong" \\
-           --problem-file problem.md (--repo R --fix-commit SHA | --base-dir B --fix-dir F)
+           --problem-file problem.md --heldout heldout.py \\
+           (--repo R --fix-commit SHA | --base-dir B --fix-dir F)
 
    It runs the project's instance maker
    (``python -m atlas_actors.swe.build make --backend bubblewrap``: a
@@ -38,6 +40,16 @@ How to add a bug
    path:line`` (repeatable) overrides them.
 
 ``check [NAME ...]`` re-validates stored bugs the same way (default: all of them).
+
+Held-back tests
+---------------
+Every bug also has ``<name>/heldout.py.txt``: a pytest file of a few tests the search
+never sees (it is not part of the stored repository, the instance or its tests). They
+pass with the known fix and check the same behaviour on other inputs, so a patch that
+passes the visible tests but is not the fix (green but wrong) fails some of them.
+``scripts/bench_repair.py`` runs them on each final patch (its *correct* column);
+``check`` and ``add`` require them to pass with the gold patch (``add --heldout FILE``).
+The bundled examples' held-back tests are ``_examples/<name>/heldout.py.txt``.
 """
 
 from __future__ import annotations
@@ -65,7 +77,13 @@ from atlas_actors.swe.instances import (  # noqa: E402
 )
 
 DEST = ROOT / "tests" / "data" / "repair_bugs"
-KINDS = ("single", "two-edit", "hard")
+HELDOUT = "heldout.py.txt"
+"""A bug's held-back tests, beside its ``instance.json``."""
+EXAMPLES_HELDOUT = DEST / "_examples"
+"""The bundled examples' held-back tests: ``_examples/<name>/heldout.py.txt``."""
+HELDOUT_AS = "test_atlas_heldout.py"
+"""The held-back tests' file name in the checkout they run in (its root)."""
+KINDS = ("single", "two-edit", "hard", "trap", "hang", "missing")
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 # The examples' instance.json keys, in their order (no local_repo/source_commit: a stored
 # instance is materialised where it is used).
@@ -89,8 +107,12 @@ MANIFEST_ABOUT = (
     "Development bug set for offline program repair (issue 25): small repositories written "
     "for this project, one realistic bug each. Metadata for scripts/bench_repair.py; the "
     "repair search never reads it. kind: single (one edit fixes it), two-edit (two lines "
-    "must both change), hard (a multi-token logic change). buggy_lines: path:line in the "
-    "base (for a missing statement, the line it belongs after)."
+    "must both change), hard (a multi-token logic change), trap (the visible tests also "
+    "pass with some wrong single edit: the held-back tests tell them apart), hang (the bug, "
+    "or edits near it, make a test loop forever), missing (the fix is a statement the "
+    "file does not hold). buggy_lines: path:line in the base (for a missing statement, "
+    "the line it belongs after). Each bug's heldout.py.txt holds tests the search never "
+    "sees."
 )
 
 
@@ -141,6 +163,48 @@ def added_lines(patch: str) -> list[str]:
         for ln in patch.splitlines()
         if ln.startswith("+") and not ln.startswith("+++")
     ]
+
+
+# ------------------------------------------------------------------ held-back tests
+
+
+def heldout_file(name: str, root: Path = DEST, *, example: bool = False) -> Path:
+    """Where bug (or bundled example) ``name`` keeps its held-back tests."""
+    return (EXAMPLES_HELDOUT if example else root) / name / HELDOUT
+
+
+async def run_heldout(
+    local_repo: str | Path, tests: Path, patch: str, *, timeout_s: float = 120.0
+) -> dict[str, str]:
+    """Each held-back test's status (swebench's pytest statuses: ``PASSED``, ``FAILED``,
+    ...) with ``patch`` applied to a clone of ``local_repo``, run in bubblewrap.
+
+    A patch that does not apply, or tests that do not run, give every test of the file
+    the status ``ERROR``."""
+    from swebench.harness.log_parsers import PARSER_REGISTRY
+
+    from atlas_actors.sandbox.bubblewrap import run_in_bubblewrap
+
+    text = await anyio.Path(tests).read_text()
+    names = re.findall(r"^def (test\w+)", text, re.M)
+    with tempfile.TemporaryDirectory(prefix="repair-heldout-") as td:
+        work = Path(td) / "repo"
+        await anyio.to_thread.run_sync(git, Path(td), "clone", "-q", str(local_repo), str(work))
+        if patch.strip():
+            try:
+                await anyio.to_thread.run_sync(
+                    lambda: git(work, "apply", "-", input=patch.encode())
+                )
+            except RuntimeError:
+                return dict.fromkeys(names, "ERROR")
+        await anyio.Path(work / HELDOUT_AS).write_text(text)
+        await anyio.Path(work / "run_heldout.py").write_text(
+            "import sys, pytest\n"
+            f"sys.exit(pytest.main(['-rA', '-p', 'no:cacheprovider', '{HELDOUT_AS}']))\n"
+        )
+        run = await run_in_bubblewrap(work, "run_heldout.py", timeout_s=timeout_s)
+    parsed = PARSER_REGISTRY["parse_log_pytest"](run.stdout, None)
+    return {n: parsed.get(f"{HELDOUT_AS}::{n}", "ERROR") for n in names}
 
 
 # ------------------------------------------------------------------ validation
@@ -295,12 +359,16 @@ def add(args: argparse.Namespace) -> int:
             return 1
         lines = args.buggy_line or buggy_lines(data["patch"])
         store(data, out / "repo", target)
+        shutil.copy(args.heldout, target / HELDOUT)
     # The stored form must materialise at the same commit and validate on its own.
     stored = json.loads((target / "instance.json").read_text())
     with tempfile.TemporaryDirectory(prefix="repair-bug-check-") as td:
         try:
             checkout = materialize_example(name, Path(td) / "repo", root=root)
             seconds = anyio.run(validate, stored, checkout)
+            problems = heldout_problems(stored, checkout, target / HELDOUT)
+            if problems:
+                raise AssertionError("; ".join(problems))
         except Exception as e:
             shutil.rmtree(target)
             print(f"error: the stored instance does not validate: {e}", file=sys.stderr)
@@ -325,6 +393,44 @@ def add(args: argparse.Namespace) -> int:
     return 0
 
 
+def heldout_problems(data: dict[str, Any], checkout: Path, tests: Path) -> list[str]:
+    """What is wrong with a bug's held-back tests: missing, or failing with the gold patch."""
+    if not tests.exists():
+        return [f"no held-back tests ({tests.name})"]
+    gold = anyio.run(run_heldout, checkout, tests, data["patch"])
+    if not gold:
+        return [f"{tests.name} holds no test function"]
+    failing = sorted(n for n, status in gold.items() if status != "PASSED")
+    return [f"held-back tests fail with the gold patch: {', '.join(failing)}"] if failing else []
+
+
+async def heldout_summary(data: dict[str, Any], checkout: Path, tests: Path) -> str:
+    """``held-back N, M of them fail at the base``: how much of the bug they see."""
+    base = await run_heldout(checkout, tests, "")
+    failing = sum(1 for status in base.values() if status != "PASSED")
+    return f"held-back {len(base)}, {failing} fail at the base"
+
+
+def check_example_heldout() -> int:
+    """Check the bundled examples' held-back tests against their gold patches; the
+    number of examples with a problem."""
+    from atlas_actors.swe.instances import load_example_instances
+
+    bad = 0
+    for inst in load_example_instances():
+        name = inst.instance_id.split("__", 1)[1].rsplit("-", 1)[0]
+        tests = heldout_file(name, example=True)
+        assert inst.local_repo
+        problems = heldout_problems(inst.model_dump(), Path(inst.local_repo), tests)
+        if problems:
+            bad += 1
+            print(f"FAIL example {name}: " + "; ".join(problems))
+        else:
+            held = anyio.run(heldout_summary, inst.model_dump(), Path(inst.local_repo), tests)
+            print(f"ok   example {name} ({held})")
+    return bad
+
+
 def check(args: argparse.Namespace) -> int:
     root = Path(args.dest).resolve()
     names = args.names or sorted(p.parent.name for p in root.glob("*/instance.json"))
@@ -332,17 +438,22 @@ def check(args: argparse.Namespace) -> int:
     for name in names:
         stored = json.loads((root / name / "instance.json").read_text())
         problems = check_rules(stored)
+        held = ""
         with tempfile.TemporaryDirectory(prefix="repair-bug-check-") as td:
             try:
                 checkout = materialize_example(name, Path(td) / "repo", root=root)
                 seconds = anyio.run(validate, stored, checkout)
+                problems += heldout_problems(stored, checkout, root / name / HELDOUT)
+                held = anyio.run(heldout_summary, stored, checkout, root / name / HELDOUT)
             except Exception as e:
                 problems.append(str(e))
         if problems:
             bad += 1
             print(f"FAIL {name}: " + "; ".join(problems))
         else:
-            print(f"ok   {name} (base {seconds[0]:.1f}s, gold {seconds[1]:.1f}s)")
+            print(f"ok   {name} (base {seconds[0]:.1f}s, gold {seconds[1]:.1f}s; {held})")
+    if not args.names:
+        bad += check_example_heldout()
     listed = {b["name"] for b in read_manifest(root)["bugs"]}
     stored_names = {p.parent.name for p in root.glob("*/instance.json")}
     if listed != stored_names:
@@ -363,6 +474,11 @@ def main(argv: list[str] | None = None) -> int:
     a.add_argument("--kind", required=True, choices=KINDS)
     a.add_argument("--description", required=True, help="one line: what the bug is")
     a.add_argument("--problem-file", required=True, help="the bug report (markdown)")
+    a.add_argument(
+        "--heldout",
+        required=True,
+        help="held-back tests (a pytest file importing the package; they pass with the fix)",
+    )
     src = a.add_mutually_exclusive_group(required=True)
     src.add_argument("--repo", help="a git repository holding the buggy and fix commits")
     src.add_argument("--base-dir", help="the buggy repository's files")

@@ -189,3 +189,23 @@ def test_no_import_circle() -> None:
     assert "atlas_actors.swe.repair.batch" in graph["atlas_actors.swe.environment"]
     cycles = [c for c in _cycles(graph) if c not in KNOWN_CYCLES]
     assert not cycles, f"import circles: {[sorted(c) for c in cycles]}"
+
+
+SEARCH_INTERFACES = ("atlas_actors.search.base", "atlas_actors.search.proposers")
+"""What a domain may take from ``search/``: the protocols it implements and the generic
+proposer combinators; never a search algorithm (the search chooses the domain's parts,
+not the other way round)."""
+
+DOMAIN_MODULES = sorted(m for m in MODULES if _names_a_domain(m))
+
+
+@pytest.mark.parametrize("module", DOMAIN_MODULES)
+def test_domains_import_no_search_algorithm(module: str) -> None:
+    tree = ast.parse(MODULES[module].read_text())
+    found = [
+        f"line {line}: {name}"
+        for name, line in _imported(module, tree, typing_too=False)
+        if name.startswith("atlas_actors.search")
+        and not any(name == i or name.startswith(i + ".") for i in SEARCH_INTERFACES)
+    ]
+    assert not found, f"{module} imports a search: {found}"

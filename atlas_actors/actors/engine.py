@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import subprocess
+import threading
 import time
 from collections.abc import AsyncIterator, Collection, Iterable
 from dataclasses import dataclass, field
@@ -46,13 +48,25 @@ def package_dir() -> str:
 
 
 class RayRuntime:
-    """Starts or joins Ray; shuts down only an instance it started (or connected)."""
+    """Starts or joins Ray; shuts down only an instance it started (or connected).
+
+    A local Ray is started from a thread of its own that lives until :meth:`shutdown`:
+    Ray's processes get SIGKILL when the thread that started them ends, and a worker
+    thread of a pool (anyio's) ends when it has been idle a while. Beside a local Ray
+    runs a watcher (:mod:`atlas_actors.watchdog`) that ends the Ray session's processes
+    if this process dies without shutting it down (SIGKILL leaves Ray's agents behind
+    otherwise).
+    """
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
         self.started = False
         """True when this runtime called ``ray.init`` (and so will ``ray.shutdown``)."""
         self.address: str | None = None
+        self.session_dir: str | None = None
+        """The local Ray's session folder (None when joining a cluster)."""
+        self._host: _RayHost | None = None
+        self._watcher: subprocess.Popen[bytes] | None = None
 
     def runtime_env(self, remote: bool) -> dict[str, Any] | None:
         env: dict[str, Any] = dict(self.config.runtime_env or {})
@@ -84,13 +98,66 @@ class RayRuntime:
                     "to run a local Ray"
                 ) from e
         else:
-            ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, **kwargs)
+            self._host = _RayHost(
+                {"num_cpus": os.cpu_count() or 1, "include_dashboard": False, **kwargs}
+            )
+            context = self._host.start()
+            self.session_dir = context.address_info.get("session_dir")
+            if self.session_dir:
+                from atlas_actors.watchdog import start_watcher
+
+                self._watcher = start_watcher(self.session_dir)
         self.started = True
 
     def shutdown(self) -> None:
+        """Blocking: shut down what :meth:`start` started, then release the watcher."""
         if self.started and ray.is_initialized():
-            ray.shutdown()
+            if self._host is not None:
+                self._host.stop()
+            else:
+                ray.shutdown()
+        self._host = None
+        if self._watcher is not None:
+            from atlas_actors.watchdog import stop_watcher
+
+            stop_watcher(self._watcher)
+            self._watcher = None
         self.started = False
+
+
+class _RayHost:
+    """The thread a local Ray is started from and shut down by (see :class:`RayRuntime`)."""
+
+    def __init__(self, init_kwargs: dict[str, Any]) -> None:
+        self._kwargs = init_kwargs
+        self._ready = threading.Event()
+        self._stopping = threading.Event()
+        self._context: Any = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="atlas-ray-host", daemon=True)
+
+    def start(self) -> Any:
+        """Start Ray in the thread; its context (``ray.init``'s return value)."""
+        self._thread.start()
+        self._ready.wait()
+        if self._error is not None:
+            raise self._error
+        return self._context
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        try:
+            self._context = ray.init(**self._kwargs)
+        except BaseException as e:
+            self._error = e
+            return
+        finally:
+            self._ready.set()
+        self._stopping.wait()
+        ray.shutdown()
 
 
 @dataclass

@@ -18,8 +18,7 @@ from atlas_actors.arc.proposer import DSLProposer
 from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Verifier
 from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.types import Candidate, Task, TaskResult
+from atlas_actors.types import Candidate, Task, TaskResult, solution_key
 
 
 class ARCOptions(BaseModel):
@@ -113,10 +112,11 @@ async def report(
     env = ARCEnvironment()  # reporting only: a fresh environment reads the test outputs
     await env.reset(task)
     result.attempts, sources = attempts_and_sources(candidates, len(env.test_inputs))
-    if not result.checks_passed and not result.alternatives:
-        # no program passes every train pair: keep the other programs behind the
-        # attempts, so a recall re-verifies them and picks the same attempts
-        keep = {solution_key(result.solution)}
+    if not result.checks_passed or any(result.doubts or ()):
+        # no program passes every train pair, or the one that does answers with doubts:
+        # keep the other programs behind the attempts, so a recall re-verifies them and
+        # picks the same attempts
+        keep = {solution_key(result.solution), *map(solution_key, result.alternatives)}
         for i in sources:
             key = solution_key(candidates[i].solution)
             if key not in keep:

@@ -138,6 +138,13 @@ def _brief(v: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+def _keys(v: Any) -> str:
+    """What a pair holds, for an error: its keys, or what it is instead of an object."""
+    if isinstance(v, dict):
+        return "keys " + (", ".join(repr(k) for k in v) or "none")
+    return _brief(v)
+
+
 @dataclass(frozen=True)
 class ARCTaskData:
     """The grids of one ARC task. ``test_outputs`` is None when unknown."""
@@ -162,7 +169,9 @@ def parse_arc_json(data: Any, task_id: str = "task") -> ARCTaskData:
     train: list[tuple[Grid, Grid]] = []
     for i, pair in enumerate(data["train"]):
         if not isinstance(pair, dict) or "input" not in pair or "output" not in pair:
-            raise InvalidTaskError(f"{task_id}: train pair {i} needs 'input' and 'output'")
+            raise InvalidTaskError(
+                f"{task_id}: train pair {i} needs 'input' and 'output' grids, has {_keys(pair)}"
+            )
         train.append(
             (
                 validate_grid(pair["input"], f"{task_id} train pair {i} input"),
@@ -173,7 +182,10 @@ def parse_arc_json(data: Any, task_id: str = "task") -> ARCTaskData:
     outputs: list[Grid] = []
     for i, pair in enumerate(data["test"]):
         if not isinstance(pair, dict) or "input" not in pair:
-            raise InvalidTaskError(f"{task_id}: test pair {i} needs 'input'")
+            raise InvalidTaskError(
+                f"{task_id}: test pair {i} needs an 'input' grid ('output' optional), "
+                f"has {_keys(pair)}"
+            )
         inputs.append(validate_grid(pair["input"], f"{task_id} test pair {i} input"))
         if pair.get("output") is not None:
             outputs.append(validate_grid(pair["output"], f"{task_id} test pair {i} output"))
@@ -238,14 +250,20 @@ def load_arc_json_tasks(path: str | Path) -> list[Task]:
         try:
             data = json.loads(f.read_text())
         except (OSError, json.JSONDecodeError) as e:
-            raise InvalidTaskError(f"{f}: not valid JSON: {e}") from e
+            raise InvalidTaskError(f"--tasks: {f}: not valid JSON: {e}") from e
         items = [(f.stem, data)] if isinstance(data, dict) and "train" in data else None
         if items is None:
             if not isinstance(data, dict):
-                raise InvalidTaskError(f"{f}: expected an ARC task or a mapping of task id to task")
+                raise InvalidTaskError(
+                    f'--tasks: {f}: expected an ARC task ({{"train": [...], "test": '
+                    f"[...]}}) or a mapping of task id to task, got {_brief(data)}"
+                )
             items = list(data.items())
         for tid, grids in items:
-            parse_arc_json(grids, str(tid))  # validate early, with the file's name in errors
+            try:
+                parse_arc_json(grids, str(tid))  # validate early: name the file in errors
+            except InvalidTaskError as e:
+                raise InvalidTaskError(f"--tasks: {f}: task {e}") from None
             tasks.append(Task(id=str(tid), domain="arc", context={"grids": grids}))
     return tasks
 

@@ -288,6 +288,8 @@ def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
     from rich.table import Table
 
     table = Table(title="atlas-actors arc", show_header=False)
+    table.add_column()
+    table.add_column(overflow="fold")  # a long path wraps, never cut to "…"
     table.add_row("tasks", str(s["tasks"]))
     if s["verifiable"]:
         pct = 100 * s["solved"] / s["verifiable"]

@@ -87,8 +87,9 @@ def add_memory_flags(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--retry-unsolved",
         action="store_true",
-        help="search again a task memory holds as searched without success under the "
-        "same settings (default: answer it from memory, re-verifying its best solutions)",
+        help="search again a task memory holds as searched without success (or with an "
+        "answer the environment doubted) under the same settings (default: answer it from "
+        "memory, re-verifying its best solutions)",
     )
 
 
@@ -251,7 +252,10 @@ def quantile(values: Sequence[float], q: float) -> float:
 
 
 class RunProgress:
-    """A rich progress bar: tasks done, solved so far, rate."""
+    """Progress of a run: a rich progress bar in a terminal (tasks done, solved so far,
+    rate, elapsed and remaining time); outside one (a CI log, ``| tee``), where a bar
+    would be cut to the console's guessed width, one plain line per finished task, and
+    the running note (:meth:`note`) at most every ``note_every_s`` seconds."""
 
     def __init__(
         self,
@@ -260,6 +264,8 @@ class RunProgress:
         already: int,
         results: list[TaskResult],
         label: str = "tasks",
+        *,
+        note_every_s: float = 30.0,
     ) -> None:
         from rich.progress import (
             BarColumn,
@@ -270,9 +276,17 @@ class RunProgress:
             TimeRemainingColumn,
         )
 
+        self.console = console
         self.results = results
+        self.label = label
+        self.total = total
+        self.done = already
         self.start = time.monotonic()
         self.new = 0
+        self.lines = not console.is_terminal
+        """Plain lines instead of the bar (not a terminal)."""
+        self.note_every_s = note_every_s
+        self._noted_at = -math.inf
         self.bar = Progress(
             TextColumn(f"[bold]{label}[/]"),
             BarColumn(),
@@ -283,7 +297,7 @@ class RunProgress:
             TimeElapsedColumn(),
             TimeRemainingColumn(),
             console=console,
-            disable=console.quiet,
+            disable=console.quiet or self.lines,
         )
         self.task = self.bar.add_task(
             "tasks", total=total, completed=already, solved=self._solved(), rate="", note=""
@@ -303,8 +317,47 @@ class RunProgress:
     def note(self, text: str) -> None:
         """Show ``text`` after the rate (e.g. a search's running counters)."""
         self.bar.update(self.task, note=text)
+        now = time.monotonic()
+        if self.lines and now - self._noted_at >= self.note_every_s:
+            self._noted_at = now
+            self._line(text)
+
+    def _rate(self) -> str:
+        """Tasks finished per minute in this run."""
+        return f"{self.new / max(1e-9, time.monotonic() - self.start) * 60:.1f} tasks/min"
 
     def __call__(self, result: TaskResult) -> None:
         self.new += 1
-        rate = self.new / max(1e-9, time.monotonic() - self.start) * 60
-        self.bar.update(self.task, advance=1, solved=self._solved(), rate=f"{rate:.1f} tasks/min")
+        self.done += 1
+        self.bar.update(self.task, advance=1, solved=self._solved(), rate=self._rate())
+        if self.lines:
+            self._line(f"{result.task_id}: {_verdict(result)} in {result.seconds:.1f} s")
+
+    def _line(self, tail: str) -> None:
+        """One progress line (the counts, the rate, elapsed and remaining time, ``tail``)."""
+        if self.console.quiet:
+            return
+        elapsed = time.monotonic() - self.start
+        parts = [f"{self.label} {self.done}/{self.total}", f"solved {self._solved()}"]
+        if self.new:
+            parts.append(self._rate())
+        parts.append(f"elapsed {_clock(elapsed)}")
+        if self.new:
+            left = elapsed / self.new * (self.total - self.done)
+            parts.append(f"remaining ~{_clock(left)}")
+        parts.append(tail)
+        self.console.print("  ".join(parts), markup=False, highlight=False, soft_wrap=True)
+
+
+def _verdict(result: TaskResult) -> str:
+    if result.error is not None:
+        return "error"
+    if result.solved is not None:
+        return "solved" if result.solved else "not solved"
+    return "checks passed" if result.checks_passed else "checks failed"
+
+
+def _clock(seconds: float) -> str:
+    """``H:MM:SS``."""
+    s = int(max(0.0, seconds))
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"

@@ -53,6 +53,9 @@ from atlas_actors.errors import ConfigError
 from atlas_actors.types import Task, TaskResult
 
 MODEL_NAME = "atlas-actors"
+DEFAULT_TIME_LIMIT_S = 900.0
+"""Seconds of search per instance unless ``--time-limit`` says otherwise: an instance
+whose tests hang cannot hold a batch."""
 """``model_name_or_path`` of the predictions this command writes."""
 
 
@@ -100,8 +103,10 @@ def add_parser(sub: Any) -> None:
     s.add_argument(
         "--time-limit",
         type=positive_float,
+        default=DEFAULT_TIME_LIMIT_S,
         metavar="S",
-        help="seconds of search per instance (default: no limit)",
+        help=f"seconds of search per instance; the summary says how many it cut "
+        f"(default: {DEFAULT_TIME_LIMIT_S:g}, raise it for slow instances)",
     )
     s.add_argument(
         "--children",
@@ -388,6 +393,7 @@ async def run_swe(args: argparse.Namespace) -> int:
             await search_all(todo, config, args, on_result, on_stats)
     _write_predictions(predictions, results)
     summary = summarize(results, time.monotonic() - started, proposer=proposer, tests=tests)
+    summary["time_limit_seconds"] = args.time_limit
     write_json_atomic(out_dir / "summary.json", summary)
     if args.grade:
         summary["graded"] = await _grade(args, instances, predictions, out_dir / "grade")
@@ -438,6 +444,7 @@ def summarize(
         "resolved": sum(1 for r in results if r.solved),
         "with_patch": sum(1 for r in results if isinstance(r.solution, str) and r.solution),
         "errors": sum(1 for r in results if r.error),
+        "cut_by_time_limit": sum(1 for r in results if r.stopped == "time"),
         "proposer": proposer,
         "tests": tests,
         "test_runs": sum(r.evaluations for r in results),
@@ -461,6 +468,12 @@ def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
     table.add_row("with a patch", str(s["with_patch"]))
     if s["errors"]:
         table.add_row("errors", str(s["errors"]))
+    if s.get("cut_by_time_limit"):
+        table.add_row(
+            "stopped by --time-limit",
+            f"{s['cut_by_time_limit']} (at {s.get('time_limit_seconds', 0):g} s each; "
+            "raise --time-limit to let them run on)",
+        )
     table.add_row("proposer / tests", f"{s['proposer']} / {s['tests']}")
     table.add_row("test runs", str(s["test_runs"]))
     if s["routes"]:

@@ -30,6 +30,7 @@ from atlas_actors.swe.evaluate import grade_predictions, load_predictions, write
 from atlas_actors.swe.images import PULL_POLICIES
 from atlas_actors.swe.instances import DEFAULT_HUB_TIMEOUT_S, SWEInstance, load_instances
 from atlas_actors.swe.run import SWERun, run_display, swe_run
+from atlas_actors.swe.validate import gold_predictions, grade_gold
 
 SWE_DATA_DEFAULTS: dict[str, Any] = {
     "split": "test",
@@ -138,11 +139,18 @@ def add_eval_parser(sub: Any) -> None:
         "instance images are pulled first (see --pull); containers are removed even when "
         "the run is killed (a watcher process, and orphan reaping at the next start).",
     )
-    swe.add_argument(
+    what = swe.add_mutually_exclusive_group(required=True)
+    what.add_argument(
         "--predictions",
-        required=True,
         metavar="FILE",
         help="predictions JSONL (instance_id, model_name_or_path, model_patch)",
+    )
+    what.add_argument(
+        "--gold",
+        action="store_true",
+        help="validate the instances instead: each runs with an empty patch and its gold "
+        "patch; resolved = reproducible (FAIL_TO_PASS fail then pass, PASS_TO_PASS pass "
+        "in both); writes validation.json naming the tests that misbehave",
     )
     swe.add_argument(
         "--out",
@@ -162,7 +170,8 @@ def add_eval_parser(sub: Any) -> None:
 
 
 async def run_swe_eval(args: argparse.Namespace) -> int:
-    """``atlas-actors swe-eval``: grade ``--predictions`` against ``--instances`` into ``--out``.
+    """``atlas-actors swe-eval``: grade ``--predictions`` (or, with ``--gold``, validate each
+    instance with an empty and its gold patch) against ``--instances`` into ``--out``.
 
     Reads ``predictions``, ``out``, ``backend``, ``quiet``, ``workers``, ``address``,
     ``no_ray`` and the shared SWE flags (:func:`add_swe_data_flags`)
@@ -179,7 +188,12 @@ async def run_swe_eval(args: argparse.Namespace) -> int:
 
     console = Console(stderr=True)
     insts = await load_swe_instances(args)
-    preds = await anyio.to_thread.run_sync(load_predictions, args.predictions)
+    gold = bool(getattr(args, "gold", False))
+    grade = grade_gold if gold else grade_predictions
+    if gold:
+        preds = gold_predictions(insts)
+    else:
+        preds = await anyio.to_thread.run_sync(load_predictions, args.predictions)
     by_id = {i.instance_id: i for i in insts}
     wanted = [by_id[i] for i in dict.fromkeys(p["instance_id"] for p in preds) if i in by_id]
     workers = int(args.workers or os.cpu_count() or 1)
@@ -206,9 +220,7 @@ async def run_swe_eval(args: argparse.Namespace) -> int:
                     for _ in range(workers)
                 ]
                 try:
-                    report = await grade_predictions(
-                        insts, preds, out_dir, evaluators, progress=progress
-                    )
+                    report = await grade(insts, preds, out_dir, evaluators, progress=progress)
                 finally:
                     for ev in evaluators:
                         await ev.aclose()
@@ -229,7 +241,7 @@ async def run_swe_eval(args: argparse.Namespace) -> int:
                 )
                 try:
                     await pool.start()
-                    report = await grade_predictions(
+                    report = await grade(
                         insts, preds, out_dir, pool, progress=progress, concurrency=workers
                     )
                 finally:

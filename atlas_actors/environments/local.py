@@ -31,6 +31,64 @@ def solution_of(env: Any, state: dict[str, Any]) -> Any:
     return fn(state) if fn is not None else state
 
 
+async def score_with(env: MinimalEnvironment, solutions: Sequence[Any]) -> list[Outcome]:
+    """Score ``solutions`` on ``env`` as a search may see them (``score``, else ``verify``)."""
+    if isinstance(env, _Scoring):
+        return await env.score(solutions)
+    return [await env.verify(s) for s in solutions]
+
+
+async def step_from(env: InteractiveEnvironment, state: dict[str, Any], action: Any) -> Transition:
+    """Restore ``state`` on ``env``, apply ``action``, read the new state (the caller keeps
+    other actions off ``env`` meanwhile). A rejected action (or a state that cannot be
+    restored) is an unchanged state with the reason as its observation."""
+    try:
+        await env.set_state(state)
+        observation, reward, done, info = await env.step(action)
+        new_state = await env.get_state()
+    except InvalidSolutionError as e:
+        return Transition(
+            state=state,
+            solution=solution_of(env, state),
+            observation=f"action rejected: {e}",
+            info={"rejected": True},
+        )
+    return Transition(
+        state=new_state,
+        solution=solution_of(env, new_state),
+        observation=observation,
+        reward=reward,
+        done=done,
+        info=info,
+    )
+
+
+class EnvironmentStepper:
+    """One interactive environment, already reset, as a
+    :class:`~atlas_actors.environments.base.Stepper` and an
+    :class:`~atlas_actors.environments.base.Evaluator` for its task (what a rollout from
+    the seed's ``estimate_with_rollout(task, candidate, env)`` acts with). Its root is
+    the state it stood at when made; actions run one at a time."""
+
+    def __init__(self, env: InteractiveEnvironment, root: dict[str, Any]) -> None:
+        self.env = env
+        self._root = root
+        self._lock = anyio.Lock()
+
+    async def root(self, task: Task) -> Transition:
+        return Transition(
+            state=self._root, solution=solution_of(self.env, self._root), observation=""
+        )
+
+    async def transition(self, task: Task, state: dict[str, Any], action: Any) -> Transition:
+        async with self._lock:
+            return await step_from(self.env, state, action)
+
+    async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
+        async with self._lock:
+            return await score_with(self.env, solutions)
+
+
 class LocalEvaluator:
     """Keeps one environment per task, in this process (an LRU of ``max_tasks``).
 
@@ -86,11 +144,7 @@ class LocalEvaluator:
 
     async def evaluate(self, task: Task, solutions: Sequence[Any]) -> list[Outcome]:
         """Score ``solutions`` as the search may see them (``score``, else ``verify``)."""
-        env = await self.environment(task)
-        if isinstance(env, _Scoring):
-            outcomes = await env.score(solutions)
-        else:
-            outcomes = [await env.verify(s) for s in solutions]
+        outcomes = await score_with(await self.environment(task), solutions)
         self.evaluations += len(outcomes)
         return outcomes
 
@@ -124,25 +178,7 @@ class LocalEvaluator:
         lock = self._locks.setdefault(task.id, anyio.Lock())
         async with lock:
             self.transitions += 1
-            try:
-                await env.set_state(state)
-                observation, reward, done, info = await env.step(action)
-                new_state = await env.get_state()
-            except InvalidSolutionError as e:
-                return Transition(
-                    state=state,
-                    solution=solution_of(env, state),
-                    observation=f"action rejected: {e}",
-                    info={"rejected": True},
-                )
-        return Transition(
-            state=new_state,
-            solution=solution_of(env, new_state),
-            observation=observation,
-            reward=reward,
-            done=done,
-            info=info,
-        )
+            return await step_from(env, state, action)
 
     async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
         """Call ``tool`` (a method the environment lists in ``tools``) on ``task``'s

@@ -136,6 +136,7 @@ def experience_from_result(
             success=bool(solved) and result.error is None,
             partial_score=min(1.0, max(0.0, result.train_fitness)),
             feedback=result.error or result.feedback,
+            doubts=result.doubts,
             details={"solved": result.solved},
         ),
         strategy=chosen,

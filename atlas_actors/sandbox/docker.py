@@ -27,7 +27,7 @@ import socket
 import tarfile
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +38,7 @@ import aiohttp
 import anyio
 
 from atlas_actors.errors import DockerError, DockerTimeout
+from atlas_actors.sandbox.incontainer.atlas_runtime import Tail
 
 T = TypeVar("T")
 
@@ -116,10 +117,15 @@ class ExecResult:
     output_bytes: int = 0
     """Total bytes produced (before truncation)."""
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    """CPU time of the command's processes (when measured: by the in-container runtime)."""
+    killed: str = ""
+    """Why the command could not finish: the in-container runtime running it died, and
+    again when the command was retried (empty otherwise)."""
 
     @property
     def ok(self) -> bool:
-        return self.exit_code == 0 and not self.timed_out
+        return self.exit_code == 0 and not self.timed_out and not self.killed
 
 
 @dataclass
@@ -135,28 +141,6 @@ class ContainerLimits:
     nofile: int = 4096
     """Open files per process."""
     extra_host_config: dict[str, Any] = field(default_factory=dict)
-
-
-class _Tail:
-    """Keeps the last ``limit`` bytes written to it."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = max(0, limit)
-        self.buf = bytearray()
-        self.total = 0
-
-    def add(self, data: bytes) -> None:
-        self.total += len(data)
-        self.buf += data
-        if len(self.buf) > self.limit:
-            del self.buf[: len(self.buf) - self.limit]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > len(self.buf)
-
-    def text(self) -> str:
-        return self.buf.decode("utf-8", errors="replace")
 
 
 def tar_files(files: Mapping[str, bytes | str], mode: int = 0o644) -> bytes:
@@ -265,10 +249,12 @@ class DockerClient:
         labels: Mapping[str, str] | None = None,
         network: str = "none",
         nocache: bool = False,
+        on_line: Callable[[str], None] | None = None,
     ) -> list[str]:
         """``docker build`` from a tar build context, with ``network`` (default none).
 
-        Returns the build log lines; raises DockerError naming the failing step.
+        Returns the build log lines (each also given to ``on_line`` as it arrives);
+        raises DockerError naming the failing step.
         """
         params: dict[str, Any] = {
             "t": tag,
@@ -296,9 +282,9 @@ class DockerClient:
                     while b"\n" in buf:
                         raw, buf = buf.split(b"\n", 1)
                         if raw.strip():
-                            _build_line(json.loads(raw), lines)
+                            _build_line(json.loads(raw), lines, on_line)
                 if buf.strip():
-                    _build_line(json.loads(buf), lines)
+                    _build_line(json.loads(buf), lines, on_line)
             return lines
 
         return await self.call(f"build {tag}", run(), timeout_s)
@@ -383,14 +369,20 @@ def _status(e: DockerError) -> int | None:
     return None
 
 
-def _build_line(msg: dict[str, Any], lines: list[str]) -> None:
+def _build_line(
+    msg: dict[str, Any], lines: list[str], on_line: Callable[[str], None] | None = None
+) -> None:
     if "error" in msg or "errorDetail" in msg:
         detail = msg.get("errorDetail", {}).get("message") or msg.get("error")
+        if on_line is not None:
+            on_line(f"error: {detail}\n")
         tail = "".join(lines[-20:])
         raise DockerError(f"image build failed: {detail}\n{tail}")
     text = msg.get("stream") or msg.get("status") or ""
     if text:
         lines.append(str(text))
+        if on_line is not None:
+            on_line(str(text))
 
 
 class Container:
@@ -501,7 +493,7 @@ class Container:
         """
         argv = ["bash", "-c", cmd] if isinstance(cmd, str) else list(cmd)
         container = self._api_container
-        tail = _Tail(output_limit_bytes)
+        tail = Tail(output_limit_bytes)
         started = time.monotonic()
         exit_code: int | None = None
         timed_out = False
@@ -540,6 +532,31 @@ class Container:
             output_bytes=tail.total,
             seconds=time.monotonic() - started,
         )
+
+    async def attach(
+        self,
+        cmd: Sequence[str],
+        *,
+        workdir: str | None = None,
+        env: Mapping[str, str] | None = None,
+        timeout_s: float = 60.0,
+    ) -> Any:
+        """Start ``cmd`` with its standard input attached (a long-lived process the host
+        talks to); the aiodocker stream (``write_in``, ``read_out``, ``close``)."""
+        container = self._api_container
+
+        async def start() -> Any:
+            ex = await container.exec(
+                list(cmd),
+                stdin=True,
+                workdir=workdir or self.workdir,
+                environment=dict(env) if env else None,
+            )
+            stream = ex.start(detach=False)
+            await stream._init()
+            return stream
+
+        return await self.client.call("exec (attached)", start(), timeout_s)
 
     async def kill_processes(self) -> None:
         """Kill every process in the container except its init (best effort, bounded)."""

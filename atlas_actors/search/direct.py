@@ -26,8 +26,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.environments.base import Evaluator
-from atlas_actors.search.mind_evolution import derive_rng, solution_key
-from atlas_actors.types import Candidate, Experience, Task
+from atlas_actors.search.mind_evolution import derive_rng
+from atlas_actors.types import Candidate, Experience, Task, solution_key
 
 
 class DirectResult(BaseModel):

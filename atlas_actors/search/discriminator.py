@@ -41,7 +41,8 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
-from atlas_actors.environments.base import Evaluator
+from atlas_actors.environments.base import Evaluator, InteractiveEnvironment
+from atlas_actors.environments.local import EnvironmentStepper, solution_of
 from atlas_actors.search.base import (
     ActionProposer,
     Assessor,
@@ -249,7 +250,10 @@ class RolloutEnv:
     call_timeout_s: float | None = None
     """Limit for each proposer, stepper and evaluator call (None: none)."""
     limiter: anyio.CapacityLimiter | None = None
-    """Held around each stepper and evaluator call (the search's environment slots)."""
+    """Held around each stepper call (the search's environment slots). Not around the
+    evaluator's: one that shares verdicts (the search's) takes a slot only to compute a
+    verdict it does not have, and a slot held while waiting for another caller's
+    computation of the same verdict, which needs a slot too, could wait for ever."""
 
 
 class _Model(BaseModel):
@@ -308,6 +312,9 @@ class Discriminator:
         threshold: default ``should_rollout`` threshold.
         max_concurrency: backend calls in flight at once.
         call_timeout_s: limit for one backend call; a slower call is a fallback estimate.
+        executor: the seed's executor: what acts in a rollout of
+            :meth:`estimate_with_rollout` given an environment rather than a
+            :class:`RolloutEnv` (an action proposer: the LLM's, the offline repair one).
     """
 
     def __init__(
@@ -317,8 +324,10 @@ class Discriminator:
         threshold: float = 0.7,
         max_concurrency: int = 16,
         call_timeout_s: float | None = None,
+        executor: ActionProposer | None = None,
     ) -> None:
         self.backend: Scorer | Assessor = backend if backend is not None else TestEvidenceScorer()
+        self.executor = executor
         self.threshold = threshold
         self.call_timeout_s = call_timeout_s
         self._limiter = anyio.CapacityLimiter(max_concurrency)
@@ -416,7 +425,7 @@ class Discriminator:
                     stopped = "rejected"
                     break
                 outcomes: list[Outcome] = await call_limited(
-                    env.call_timeout_s, env.limiter, env.evaluator.evaluate, task, [tr.solution]
+                    env.call_timeout_s, None, env.evaluator.evaluate, task, [tr.solution]
                 )
             except Exception as exc:
                 stopped = f"error: environment: {type(exc).__name__}: {exc}"[:300]
@@ -449,22 +458,50 @@ class Discriminator:
         self,
         task: Task,
         candidate: Candidate,
-        env: RolloutEnv,
+        env: RolloutEnv | InteractiveEnvironment,
         depth: int = 5,
         *,
         state: dict[str, Any] | None = None,
         rng: random.Random | None = None,
     ) -> float:
-        """The best of the candidate's own value and a rollout's values (the seed's API).
+        """The best of the candidate's own value and a rollout's values (the seed's API:
+        ``estimate_with_rollout(task, candidate, env, depth=5)``).
 
-        ``state`` is the environment state the candidate stands at (the rollout starts
-        there); the search calls :meth:`rollout` instead, which also returns the steps.
+        ``env`` is a :class:`RolloutEnv`, or the task's environment itself (reset,
+        interactive), whose actions then come from this discriminator's ``executor``
+        (the environment is put back where it stood afterwards).
+        The rollout starts at ``state`` when given, else at the candidate's state: the
+        environment's current state when ``env`` is an environment (it stands at the
+        candidate, as the seed's caller leaves it; checked against the candidate's
+        solution), the candidate's solution when that is a state (a dict: an environment
+        without ``solution_of`` has states for solutions), or the task's start when the
+        candidate is the start's solution (or has none). Any other candidate needs
+        ``state``: a ``ValueError`` says so. The search calls :meth:`rollout`, which also
+        returns the steps.
         """
-        if state is None:
-            raise ValueError(
-                "estimate_with_rollout: state (the environment state of the candidate) "
-                "is needed to roll out from it"
-            )
+        restore: dict[str, Any] | None = None  # the caller's environment goes back there
+        if isinstance(env, RolloutEnv):
+            renv = env
+            if state is None:
+                state = await _state_of(task, candidate, env.stepper)
+        else:
+            if self.executor is None:
+                raise ValueError(
+                    "estimate_with_rollout: with an environment for env, the rollout's "
+                    "actions come from the discriminator's executor: make it with "
+                    "Discriminator(..., executor=<an action proposer>), or pass a RolloutEnv"
+                )
+            here = restore = await env.get_state()
+            stepper = EnvironmentStepper(env, here)
+            renv = RolloutEnv(stepper, stepper, self.executor)
+            if state is None:
+                if candidate.solution is not None and candidate.solution != solution_of(env, here):
+                    raise ValueError(
+                        f"estimate_with_rollout: the environment stands at another state "
+                        f"than candidate {candidate.id}'s solution; step it there or pass "
+                        "state= (the candidate's environment state)"
+                    )
+                state = here
         own = await self.assess(task, candidate)
         start = NodeView(
             node_id=candidate.id,
@@ -472,7 +509,12 @@ class Discriminator:
             solution=candidate.solution,
             outcome=candidate.outcome,
         )
-        result = await self.rollout(task, start, env, depth, rng or random.Random(0))
+        try:
+            result = await self.rollout(task, start, renv, depth, rng or random.Random(0))
+        finally:
+            if restore is not None and not isinstance(env, RolloutEnv):
+                with anyio.CancelScope(shield=True):
+                    await env.set_state(restore)
         return max(own.value, result.value)
 
     # -- the final answer --------------------------------------------------------------------
@@ -517,6 +559,22 @@ class Discriminator:
             )
 
         return candidates[max(range(len(candidates)), key=rank)]
+
+
+async def _state_of(task: Task, candidate: Candidate, stepper: Stepper) -> dict[str, Any]:
+    """The environment state ``candidate`` stands at, as far as it can be told without
+    being given: its solution when that is a state (a dict), else the task's start when
+    the candidate is the start's solution (or has none)."""
+    if isinstance(candidate.solution, dict):
+        return candidate.solution
+    root = await stepper.root(task)
+    if candidate.solution is None or candidate.solution == root.solution:
+        return root.state
+    raise ValueError(
+        f"estimate_with_rollout: candidate {candidate.id} is not at the task's start and its "
+        "solution is not a state: pass state= (the candidate's environment state), or the "
+        "environment standing at it for env"
+    )
 
 
 def _from_score(value: float, reason: str) -> ValueEstimate:

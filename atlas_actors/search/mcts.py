@@ -182,10 +182,11 @@ class SWESearch:
             task=task,
             seed=seed,
         )
+        policy = TreePolicy(self.config)
         run = _Run(
             state=state,
-            policy=TreePolicy(self.config),
-            expander=Expander(state),
+            policy=policy,
+            expander=Expander(state, policy),
             integrator=Integrator(state),
             file=TreeFile(Path(tree_path) if tree_path is not None else None),
         )

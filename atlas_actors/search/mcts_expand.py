@@ -21,6 +21,7 @@ from atlas_actors.search.base import (
 )
 from atlas_actors.search.discriminator import RolloutResult, call_limited
 from atlas_actors.search.mcts_run import SearchRun, cut, short
+from atlas_actors.search.mcts_select import TreePolicy
 from atlas_actors.search.mind_evolution import derive_rng
 from atlas_actors.search.tree import MAX_FEEDBACK_ENTRIES, MCTSNode, action_key, state_key
 from atlas_actors.types import Outcome
@@ -67,10 +68,12 @@ def describe(proposal: ProposedAction) -> str:
 
 
 class Expander:
-    """Expands nodes of one search's tree (reads the tree, never writes it)."""
+    """Expands nodes of one search's tree (reads the tree, never writes it); ``policy``
+    says which new nodes get a rollout."""
 
-    def __init__(self, run: SearchRun) -> None:
+    def __init__(self, run: SearchRun, policy: TreePolicy) -> None:
         self.run = run
+        self.policy = policy
 
     def view(self, node: MCTSNode) -> NodeView:
         """What the proposer sees of ``node``: its state, the actions from the root, its
@@ -220,7 +223,7 @@ class Expander:
             and not child.outcome.success
             and not tr.done
             and node.depth + 1 < cfg.max_depth
-            and disc.should_rollout(child.estimate.value, cfg.discriminator_threshold)
+            and disc.should_rollout(child.estimate.value, self.policy.rollout_threshold(run.nodes))
         ):
             start = NodeView(
                 node_id=f"{node.id}+{index}",

@@ -80,7 +80,9 @@ class _Evaluations:
         for solution in solutions:
             if solution is None:  # a state-only domain: no key to share a verdict by
                 self.run.stats.evaluations += 1
-                raw = await self.run.evaluator.evaluate(task, [solution])
+                raw = await call_limited(
+                    None, self.run.env_limiter, self.run.evaluator.evaluate, task, [solution]
+                )
                 out.append(self.run.trim(raw[0]))
             else:
                 out.append(await self.run.verdict(solution, {}))

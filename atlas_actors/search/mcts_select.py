@@ -40,6 +40,17 @@ class TreePolicy:
 
     # -- node predicates ---------------------------------------------------------------
 
+    def rollout_threshold(self, nodes: Sequence[MCTSNode]) -> float:
+        """The estimate a new node needs for a rollout (``Discriminator.should_rollout(
+        value, threshold)``): ``discriminator_threshold``, or with ``rollout_top_fraction``
+        f the ``ceil(f·n)``-th best estimate of the tree's ``n`` nodes."""
+        fraction = self.config.rollout_top_fraction
+        if fraction is None or not nodes:
+            return self.config.discriminator_threshold
+        values = sorted((n.value for n in nodes), reverse=True)
+        k = max(1, math.ceil(fraction * len(values) - 1e-9))
+        return values[k - 1]
+
     def expandable(self, node: MCTSNode) -> bool:
         """May ``node`` be expanded now?"""
         cfg = self.config

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import math
 import random
 import time
@@ -42,7 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from atlas_actors.config import MindEvolutionConfig
 from atlas_actors.environments.base import Evaluator
 from atlas_actors.search.base import Proposer
-from atlas_actors.types import Candidate, Origin, Outcome, Task
+from atlas_actors.types import Candidate, Origin, Outcome, Task, solution_key
 
 StopReason = Literal["success", "evaluations", "time", "generations"]
 
@@ -68,15 +67,6 @@ class SearchResult(BaseModel):
     @property
     def best(self) -> Candidate | None:
         return self.candidates[0] if self.candidates else None
-
-
-def solution_key(solution: Any) -> str:
-    """A canonical key for a JSON-able solution (for de-duplication)."""
-    if isinstance(solution, str):
-        text = solution
-    else:
-        text = json.dumps(solution, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def derive_rng(seed: int, *parts: object) -> random.Random:

@@ -10,8 +10,7 @@ from typing import Any
 import anyio
 
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.types import Task
+from atlas_actors.types import Task, solution_key
 
 
 class SeededProposer:

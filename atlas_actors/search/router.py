@@ -24,10 +24,11 @@ Whatever the rule, the decision carries the successful experiences at least
 ``min_seed_similarity`` similar (at most ``max_experiences``, most similar first) for the
 strategy to start from (Mind Evolution's ``memory_init_fraction``, MCTS's first children).
 
-Without a successful exact repeat, the decision also carries memory's experiences of
-exactly this task that did not pass its checks (``repeats``, newest first; with
-``recall_unsolved``): the search answers from one searched under its own settings
-instead of searching again (see :func:`~atlas_actors.search.solve.solve_task`).
+Without an exact repeat solved without doubts, the decision also carries memory's
+experiences of exactly this task that did not pass its checks or passed them with an
+answer the environment doubted (``repeats``, newest first; with ``recall_unsolved``):
+the search answers from one searched under its own settings instead of searching again
+(see :func:`~atlas_actors.search.solve.solve_task`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,11 @@ def _strategy(value: Any, where: str) -> Strategy:
     if value not in _STRATEGIES:
         raise ConfigError(f"{where}: strategy must be one of {list(_STRATEGIES)}, got {value!r}")
     return value  # type: ignore[no-any-return]
+
+
+def _settled(e: Experience) -> bool:
+    """Passed its checks with answers the environment did not doubt."""
+    return e.success and not e.outcome.doubted
 
 
 class ExperienceSource(Protocol):
@@ -128,9 +134,9 @@ class EnhancedTaskRouter:
         return self.decide(task, found, memory=source is not None, repeats=repeats)
 
     def _wants_repeats(self, found: Sequence[tuple[Experience, float]]) -> bool:
-        """Unsolved exact repeats matter only for recall, and only when no successful
-        exact repeat was found (that one is adapted)."""
-        return self.config.recall_unsolved and not any(e.success and s >= 1.0 for e, s in found)
+        """Unsolved exact repeats matter only for recall, and only when no exact repeat
+        was solved without doubts (that one is adapted)."""
+        return self.config.recall_unsolved and not any(s >= 1.0 and _settled(e) for e, s in found)
 
     def decide(
         self,
@@ -150,7 +156,7 @@ class EnhancedTaskRouter:
         best = solved[0][1] if solved else 0.0
         unsolved = (
             sorted(
-                (e for e in repeats if not e.success and e.domain == task.domain),
+                (e for e in repeats if not _settled(e) and e.domain == task.domain),
                 key=lambda e: e.created_at,
                 reverse=True,
             )

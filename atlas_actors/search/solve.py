@@ -27,9 +27,17 @@ from atlas_actors.errors import AtlasError, ConfigError
 from atlas_actors.resources import close_shared_resources, shared_resource
 from atlas_actors.search.base import Assessor, Proposer, Scorer
 from atlas_actors.search.direct import DirectResult, DirectSolver
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
 from atlas_actors.search.proposers import SeededProposer
-from atlas_actors.types import Candidate, Experience, RoutingDecision, Strategy, Task, TaskResult
+from atlas_actors.types import (
+    Candidate,
+    Experience,
+    RoutingDecision,
+    Strategy,
+    Task,
+    TaskResult,
+    solution_key,
+)
 
 ProgressFn = Callable[[str, Any], object]
 """``progress(task_id, stats)``: called by a tree search after every iteration."""
@@ -117,10 +125,13 @@ async def solve_task(
             (:class:`~atlas_actors.search.direct.DirectSolver`) and hand over to the
             domain's search when none succeeds; the remembered solutions also seed that
             search (Mind Evolution's ``memory_init_fraction``, the tree's first children).
-            Its ``repeats`` (memory's unsolved experiences of exactly this task) are
+            Its ``repeats`` (memory's experiences of exactly this task that did not pass
+            its checks, or passed them with an answer the environment doubted) are
             *recalled* when one was searched under these settings (:func:`settings_digest`):
             its solutions are re-verified and reported without searching again, since
-            the same search would spend its whole budget to find the same answer.
+            the same search would spend its whole budget to find the same answer. A
+            doubted repeat is recalled instead of adapted (other remembered solutions
+            are still tried first, without variations).
 
     Bad input (a task that cannot be loaded, an unregistered domain) is reported in
     ``TaskResult.error`` rather than raised, so one bad task never stops a run.
@@ -155,16 +166,22 @@ async def solve_task(
                 f"task {task.id}: strategy {search!r} cannot search by itself; "
                 "allowed: 'evolutionary', 'mcts'"
             )
+        recalled = _recall(routing, settings)
         direct: DirectResult | None = None
         if chosen in ("adapt", "direct") and remembered:
-            direct = await DirectSolver(proposer=proposer).solve(
-                task, evaluator, remembered, seed=seed
-            )
-            if direct.solved:
+            if recalled is not None and recalled.success:
+                # the repeat itself passed its checks with a doubted answer: adapting it
+                # would only find that again; the other remembered solutions are tried,
+                # without variations (the recalled search had those to start from)
+                remembered = [e for e in remembered if not _same_task(e, recalled)]
+            if remembered:
+                direct = await DirectSolver(
+                    proposer=proposer if recalled is None or not recalled.success else None
+                ).solve(task, evaluator, remembered, seed=seed)
+            if direct is not None and direct.solved:
                 report = await _direct_report(task, direct, chosen, spec, evaluator)
                 report.settings = settings
                 return _routed(report, routing, start)
-        recalled = _recall(routing, settings)
         if recalled is not None:
             assert routing is not None
             again = await DirectSolver().solve(task, evaluator, [recalled], seed=seed)
@@ -179,7 +196,7 @@ async def solve_task(
                     "strategy": "direct",
                     "rule": "recall",
                     "reason": f"recall: an exact repeat of task {recalled.task.id}, searched "
-                    f"under the same settings without passing its checks ({routing.reason})",
+                    f"under the same settings {_how_it_ended(recalled)} ({routing.reason})",
                 }
             )
             return _routed(report, routing, start)
@@ -240,19 +257,34 @@ def settings_digest(
 
 
 def _recall(routing: RoutingDecision | None, settings: str) -> Experience | None:
-    """The newest unsolved exact repeat searched under ``settings`` to the end of its
-    own limits (not cut by an error), with a solution to re-verify; None otherwise."""
+    """The newest exact repeat searched under ``settings`` to the end of its own limits
+    (not cut by an error) that did not pass its checks, or passed them with an answer
+    the environment doubted and found none it did not doubt (its search went on to its
+    limits), with a solution to re-verify; None otherwise."""
     if routing is None:
         return None
     for e in routing.repeats:
-        if (
-            not e.success
-            and e.solution is not None
-            and e.settings == settings
-            and e.stopped not in ("", "recalled")
-        ):
+        searched = e.stopped not in ("", "recalled") and e.solution is not None
+        doubted = e.success and e.outcome.doubted and e.stopped != "success"
+        if (not e.success or doubted) and searched and e.settings == settings:
             return e
     return None
+
+
+def _same_task(a: Experience, b: Experience) -> bool:
+    """``a`` and ``b`` are experiences of one task's content (or the same record)."""
+    return a.id == b.id or (bool(a.fingerprint) and a.fingerprint == b.fingerprint)
+
+
+def _how_it_ended(e: Experience) -> str:
+    """How a recalled repeat's search ended, for the routing reason."""
+    if not e.success:
+        return "without passing its checks"
+    doubts = sorted({d for answer in e.outcome.doubts or [] for d in answer})
+    return (
+        "to its limits: its answer passed every check but the environment doubted it "
+        f"({', '.join(doubts)})"
+    )
 
 
 def _remembered(task: Task, routing: RoutingDecision | None) -> list[Experience]:
@@ -436,6 +468,7 @@ async def _finish(
             out.alternatives.append(c.solution)
     exact = best.outcome.exact_fraction
     out.train_fitness = float(exact if exact is not None else best.outcome.partial_score)
+    out.doubts = best.outcome.doubts
     reporter = spec.reporter_fn() if spec is not None else None
     if reporter is not None:
         verifier = evaluator if isinstance(evaluator, Verifier) else None

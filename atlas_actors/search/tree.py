@@ -8,8 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.search.base import ValueEstimate
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.types import Candidate, Outcome
+from atlas_actors.types import Candidate, Outcome, solution_key
 
 StopReason = Literal["success", "expansions", "time", "cost", "exhausted"]
 TREE_VERSION = 1

@@ -8,6 +8,7 @@ a local git repository and a bug-fixing commit; list or export the examples.
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import shutil
@@ -106,16 +107,28 @@ async def build_example_images(
     *,
     docker_host: str | None = None,
     force: bool = False,
+    root: Path = EXAMPLES_DIR,
 ) -> list[tuple[str, bool]]:
-    """Build the example instances' images; ``(image, built)`` per example."""
+    """Build the images of the instances stored under ``root`` (default: the shipped
+    examples), each with its ``install_cmd`` field when it has one; ``(image, built)``
+    per instance."""
     import anyio
 
     results = []
-    for name in names or example_names():
-        data = json.loads((EXAMPLES_DIR / name / "instance.json").read_text())
+    for name in names or example_names(root):
+        data = json.loads((root / name / "instance.json").read_text())
         inst = parse_instance(data, where=f"example {name}")
-        repo = await anyio.to_thread.run_sync(materialize_example, name)
-        built = await build_instance_image(inst, repo, docker_host=docker_host, force=force)
+        repo = await anyio.to_thread.run_sync(
+            functools.partial(materialize_example, name, root=root)
+        )
+        install = data.get("install_cmd")
+        built = await build_instance_image(
+            inst,
+            repo,
+            docker_host=docker_host,
+            force=force,
+            install_cmd=install if isinstance(install, str) else None,
+        )
         results.append((inst.image, built))
     return results
 
@@ -308,6 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     b.add_argument("--docker-host", default=None, help="default: $DOCKER_HOST")
     b.add_argument("--force", action="store_true", help="rebuild even if the image exists")
     b.add_argument("names", nargs="*", help="examples to build (default: all)")
+    b.add_argument(
+        "--root",
+        type=Path,
+        default=EXAMPLES_DIR,
+        help="a folder of instances in the examples' format (default: the examples)",
+    )
     m = sub.add_parser(
         "make",
         help="make an instance (and its image) from a local git repository and a fix commit",
@@ -415,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     results = anyio.run(
         lambda: build_example_images(
-            args.names or None, docker_host=args.docker_host, force=args.force
+            args.names or None, docker_host=args.docker_host, force=args.force, root=args.root
         )
     )
     for image, built in results:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import logging
 import os
 import re
 import shlex
@@ -63,6 +64,13 @@ from atlas_actors.swe.grading import (
 )
 from atlas_actors.swe.images import PULL_POLICIES, PullPolicy, ensure_image
 from atlas_actors.swe.instances import SWEInstance
+from atlas_actors.swe.testrun import (
+    WarmRun,
+    capture_lines,
+    captured_command,
+    run_warm,
+    warmable,
+)
 from atlas_actors.swe.workspace import (
     IO_DIR,
     TESTBED,
@@ -70,15 +78,18 @@ from atlas_actors.swe.workspace import (
     DockerWorkspace,
     Workspace,
     new_run_label,
+    reset_command,
 )
 from atlas_actors.types import Outcome, Task
+
+log = logging.getLogger(__name__)
 
 Backend = Literal["docker", "bubblewrap"]
 VisibleTests = Literal["all", "pass_to_pass"]
 """Which graded tests' results a search sees (``score``); ``verify`` always grades all."""
 
 _RESET_FAILED = 97
-"""Exit code of a restore whose ``git reset``/``git clean`` failed (the patch did not
+"""Exit code of a restore whose reset (:func:`reset_command`) failed (the patch did not
 get to be applied): the tree is broken, so a fresh workspace is started."""
 
 # swebench's order of patch-apply attempts (run_evaluation.GIT_APPLY_CMDS).
@@ -122,6 +133,18 @@ class SWEEnvironment(TaskHolder):
             it once per process even when present, ``"never"`` raises ImageMissing.
         labels: extra labels for this environment's containers (the CLI sets the
             session label it reaps by).
+        cgroup_parent: the cgroup its containers are created under (Docker's
+            ``--cgroup-parent``; default: the engine's), e.g. to account their CPU time
+            with the process that runs them.
+        runtime: run commands, file reads and writes and tests through the in-container
+            runtime (:mod:`atlas_actors.sandbox.runtime`), started once per container;
+            False: one ``docker exec`` per command, as when the runtime cannot start.
+        warm_tests: run the eval script's test command in the runtime's zygote (pytest
+            imported once, a forked child per run) when it is a plain pytest
+            invocation; False: a new interpreter per run.
+        test_output_cap_bytes: a warm test run that writes more than this is killed
+            (a failed verdict that says so); the tail kept is ``output_limit_bytes``.
+        test_file_limit_mb: the largest file a warm test run may write (RLIMIT_FSIZE).
     """
 
     def __init__(
@@ -143,6 +166,11 @@ class SWEEnvironment(TaskHolder):
         visible_tests: VisibleTests = "all",
         pull: PullPolicy = "missing",
         labels: Mapping[str, str] | None = None,
+        cgroup_parent: str | None = None,
+        runtime: bool = True,
+        warm_tests: bool = True,
+        test_output_cap_bytes: int = 256_000_000,
+        test_file_limit_mb: int = 1024,
     ) -> None:
         if pull not in PULL_POLICIES:
             raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
@@ -163,6 +191,8 @@ class SWEEnvironment(TaskHolder):
             ("cpus", cpus),
             ("max_steps", max_steps),
             ("output_limit_bytes", output_limit_bytes),
+            ("test_output_cap_bytes", test_output_cap_bytes),
+            ("test_file_limit_mb", test_file_limit_mb),
         ):
             if value <= 0:
                 raise ConfigError(f"{name}={value!r}: must be > 0")
@@ -172,10 +202,21 @@ class SWEEnvironment(TaskHolder):
         self.command_timeout_s = command_timeout_s
         self.start_timeout_s = start_timeout_s
         self.api_timeout_s = api_timeout_s
-        self.limits = ContainerLimits(memory_mb=memory_mb, pids=pids, cpus=cpus)
+        self.limits = ContainerLimits(
+            memory_mb=memory_mb,
+            pids=pids,
+            cpus=cpus,
+            extra_host_config={"CgroupParent": cgroup_parent} if cgroup_parent else {},
+        )
         self._max_steps = max_steps
         self.output_limit_bytes = output_limit_bytes
         self.fresh_container_per_verify = fresh_container_per_verify
+        self.runtime = runtime
+        self.warm_tests = warm_tests
+        self.test_output_cap_bytes = test_output_cap_bytes
+        self.test_file_limit_bytes = test_file_limit_mb * 1024 * 1024
+        self._cold_reason = ""
+        """Why this instance's tests run cold (empty: warm when the workspace can)."""
         self.python_bin = python_bin
         self.pull: PullPolicy = pull
         self.labels = dict(labels or {})
@@ -258,6 +299,7 @@ class SWEEnvironment(TaskHolder):
                     limits=self.limits,
                     start_timeout_s=self.start_timeout_s,
                     labels=self.labels,
+                    runtime=self.runtime,
                 )
             else:
                 if not instance.local_repo:
@@ -280,6 +322,7 @@ class SWEEnvironment(TaskHolder):
             self._tree = "agent"
             self._agent_patch = ""
             self._agent_dirty = False
+            self._cold_reason = ""
         return instance.problem_statement
 
     # ----------------------------------------------------------------- state
@@ -314,8 +357,7 @@ class SWEEnvironment(TaskHolder):
         """Clean tree at the base commit, then ``patch`` applied; None when it applied.
         One command (the patch travels with it): a tree search restores a state for
         every action it tries."""
-        base = shlex.quote(self.instance.base_commit)
-        reset = f"{{ git reset -q --hard {base} && git clean -fdxq; }} || exit {_RESET_FAILED}"
+        reset = f"{reset_command(self.instance.base_commit)} || exit {_RESET_FAILED}"
         state = f"{IO_DIR}/state.diff"
         apply = f"git apply --binary {state}"
         if patch.strip():
@@ -628,42 +670,67 @@ class SWEEnvironment(TaskHolder):
             if line.startswith("SWEBENCH_TEST_EXIT_CODE=$?"):
                 lines.insert(i + 1, f'echo "{marker}:rc $SWEBENCH_TEST_EXIT_CODE@@"')
                 break
-        eval_script = "\n".join(["#!/bin/bash", "set -uxo pipefail", *lines]) + "\n"
         junit = f"{IO_DIR}/{nonce}.xml"
-        driver = _driver_script(instance.base_commit, marker, junit, bool(patch.strip()))
-        ws = self.workspace
-        files = {
-            f"{IO_DIR}/{name}": data.encode()
-            for name, data in (
-                ("patch.diff", patch),
-                ("eval.sh", eval_script),
-                ("driver.sh", driver),
-            )
-        }
         addopts = (os.environ.get("PYTEST_ADDOPTS", "") + f" --junitxml={junit}").strip()
-        result = await ws.run_with_files(
-            files,
-            f"bash {IO_DIR}/driver.sh",
-            timeout_s=self.eval_timeout_s,
-            env={"PYTEST_ADDOPTS": addopts},
-            output_limit_bytes=self.output_limit_bytes,
-        )
+        ws = self.workspace
+        result: ExecResult | None = None
+        warm: WarmRun | None = None
+        split = _split_eval(lines) if self.warm_tests and not self._cold_reason else None
+        if split is not None and getattr(ws, "runtime", None) is not None:
+            result, warm = await self._verify_warm(
+                instance, patch, nonce, marker, junit, addopts, split, started
+            )
+        if result is None:
+            eval_script = "\n".join([*_EVAL_HEADER, *lines]) + "\n"
+            runtime = getattr(ws, "runtime", None) is not None
+            if runtime:
+                await ws.sweep()  # type: ignore[attr-defined]
+            head = _driver_head(instance.base_commit, marker, junit, patch, not runtime)
+            driver = head + f"bash {IO_DIR}/eval.sh 2>&1\n" + _driver_tail(marker, junit)
+            files = {
+                f"{IO_DIR}/{name}": data.encode()
+                for name, data in (
+                    ("patch.diff", patch),
+                    ("eval.sh", eval_script),
+                    ("driver.sh", driver),
+                )
+            }
+            result = await ws.run_with_files(
+                files,
+                f"bash {IO_DIR}/driver.sh",
+                timeout_s=self.eval_timeout_s,
+                env={"PYTEST_ADDOPTS": addopts},
+                output_limit_bytes=self.output_limit_bytes,
+            )
         seconds = time.monotonic() - started
         details: dict[str, Any] = {
             "instance_id": instance.instance_id,
             "backend": self.backend,
             "seconds": round(seconds, 3),
+            "tests_run": "warm" if warm is not None else "cold",
         }
         out = result.output
+        if result.killed or (warm is not None and warm.failure and warm.exit_code is None):
+            why = result.killed or (warm.failure if warm is not None else "")
+            details.update(timed_out=False, patch_applied=f"{marker}:applied" in out, error=why)
+            return Outcome(
+                success=False,
+                partial_score=0.0,
+                feedback=f"the test run failed: {why}\n{tail(out)}",
+                tests=failed_report(instance, applied=f"{marker}:applied" in out),
+                details=details,
+            )
         if result.timed_out:
-            await ws.restart()  # the container is replaced: nothing of the hung run survives
+            if warm is None:
+                await ws.restart()  # the container is replaced: nothing of the hung run survives
+            killed = "environment replaced" if warm is None else "every process it started"
             details.update(timed_out=True, patch_applied=f"{marker}:applied" in out)
             return Outcome(
                 success=False,
                 partial_score=0.0,
                 feedback=(
                     f"timeout: the tests did not finish in {self.eval_timeout_s:g}s "
-                    f"(killed; environment replaced)\n{tail(out)}"
+                    f"(killed; {killed})\n{tail(out)}"
                 ),
                 tests=failed_report(instance, applied=f"{marker}:applied" in out, timed_out=True),
                 details=details,
@@ -695,16 +762,117 @@ class SWEEnvironment(TaskHolder):
         )
         details.update(grading)
         details.update(timed_out=False, patch_applied=True, test_exit_code=real_rc)
+        if warm is not None and warm.failure:
+            details["test_process"] = warm.failure
         details["test_output"] = tail(test_log, 100_000)
         return graded_outcome(instance, details, test_log)
+
+    async def _verify_warm(
+        self,
+        instance: SWEInstance,
+        patch: str,
+        nonce: str,
+        marker: str,
+        junit: str,
+        addopts: str,
+        split: tuple[list[str], str, list[str]],
+        started: float,
+    ) -> tuple[ExecResult | None, WarmRun | None]:
+        """Verify with the tests run in the runtime's zygote: the driver and the eval
+        script's set-up in bash, the test command in a forked child, the clean-up in bash.
+        The combined output is what the one-script driver would print. ``(None, None)``
+        when the test command cannot run warm here (the caller runs it cold)."""
+        ws = self.workspace
+        pre, line, post = split
+        await ws.sweep()  # type: ignore[attr-defined]
+        pre_script = [*_EVAL_HEADER, *pre[:-1], capture_lines(nonce, line), pre[-1]]
+        head = _driver_head(instance.base_commit, marker, junit, patch, False)
+        files = {
+            f"{IO_DIR}/patch.diff": patch.encode(),
+            f"{IO_DIR}/eval-pre.sh": ("\n".join(pre_script) + "\n").encode(),
+            f"{IO_DIR}/driver.sh": (head + f"bash {IO_DIR}/eval-pre.sh 2>&1\n").encode(),
+        }
+        first = await ws.run_with_files(
+            files,
+            f"bash {IO_DIR}/driver.sh",
+            timeout_s=self.eval_timeout_s,
+            env={"PYTEST_ADDOPTS": addopts},
+            output_limit_bytes=self.output_limit_bytes,
+        )
+        if first.killed or first.timed_out or f"{marker}:eval@@" not in first.output:
+            return first, None  # reset or apply failed, or the set-up hung: as the cold run
+        cmd = await captured_command(ws, nonce)
+        warm = None
+        if cmd is not None:
+            left = self.eval_timeout_s - (time.monotonic() - started)
+            warm = await run_warm(
+                ws,
+                cmd,
+                env={"PYTEST_ADDOPTS": addopts},
+                timeout_s=max(1.0, left),
+                output_limit_bytes=self.output_limit_bytes,
+                output_cap_bytes=self.test_output_cap_bytes,
+                file_limit_bytes=self.test_file_limit_bytes,
+                prepare=True,
+            )
+        if warm is None:
+            self._cold_reason = f"the test command {line!r} cannot run in the zygote here"
+            log.info("%s: %s; tests run cold", instance.instance_id, self._cold_reason)
+            return None, None
+        out = first.output + warm.output
+        if warm.timed_out or (warm.failure and warm.exit_code is None):
+            return ExecResult(
+                exit_code=None, output=out, timed_out=warm.timed_out, killed=warm.failure
+            ), warm
+        rc = warm.exit_code if warm.exit_code is not None else 1
+        post_script = [*_EVAL_HEADER, f"SWEBENCH_TEST_EXIT_CODE={rc}", *post]
+        left = self.eval_timeout_s - (time.monotonic() - started)
+        last = await ws.run_with_files(
+            {f"{IO_DIR}/eval-post.sh": ("\n".join(post_script) + "\n").encode()},
+            f"bash {IO_DIR}/eval-post.sh 2>&1",
+            timeout_s=max(30.0, left),
+            output_limit_bytes=self.output_limit_bytes,
+        )
+        # the driver's tail, read through the runtime rather than run in bash
+        report = ((await ws.read_files([junit])) or {}).get(junit)  # type: ignore[attr-defined]
+        await ws.remove_files([junit])  # type: ignore[attr-defined]
+        trailer = f"{marker}:end@@\n"
+        if report is not None:
+            trailer += f"{marker}:junit {base64.b64encode(report[:5_000_000]).decode()}@@\n"
+        return ExecResult(
+            exit_code=last.exit_code,
+            output=out + last.output + trailer,
+            timed_out=last.timed_out,
+            killed=last.killed,
+            seconds=time.monotonic() - started,
+        ), warm
 
 
 # ------------------------------------------------------------------ helpers
 
 
-def _driver_script(base_commit: str, marker: str, junit: str, has_patch: bool) -> str:
-    """One script per verify: clean tree, apply (swebench's chain), run the eval script."""
-    base = shlex.quote(base_commit)
+_EVAL_HEADER = ("#!/bin/bash", "set -uxo pipefail")
+"""The first lines of an eval script (swebench strips them from ``eval_script_list``)."""
+
+
+def _split_eval(lines: list[str]) -> tuple[list[str], str, list[str]] | None:
+    """An eval script's lines as (set-up up to the start marker, the test command,
+    everything after it) when the tests are one plain pytest command; else None."""
+    from swebench.harness.constants import START_TEST_OUTPUT
+
+    start = next((i for i, x in enumerate(lines) if START_TEST_OUTPUT in x), None)
+    rc = next((i for i, x in enumerate(lines) if x.startswith("SWEBENCH_TEST_EXIT_CODE=$?")), None)
+    if start is None or rc is None or rc != start + 2 or not warmable(lines[start + 1]):
+        return None
+    return lines[: start + 1], lines[start + 1], lines[rc + 1 :]
+
+
+def _driver_head(
+    base_commit: str, marker: str, junit: str, patch: str, kill_leftovers: bool
+) -> str:
+    """The start of a verify's driver: kill what earlier runs left (without the runtime:
+    the runtime sweeps instead), reset to the image's state, apply the patch with
+    swebench's chain; the eval script follows."""
     apply_lines = []
     for i, cmd in enumerate(_APPLY_CMDS):
         reset = "git checkout -q -- . ; git clean -fdq ; " if i else ""
@@ -713,15 +881,14 @@ def _driver_script(base_commit: str, marker: str, junit: str, has_patch: bool) -
             "then applied=1; fi; fi"
         )
     apply_block = "\n".join(apply_lines)
+    kill = "kill -9 -1 2>/dev/null" if kill_leftovers else ""
     return f"""#!/bin/bash
-rm -f "$0"
 cd {TESTBED} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
 # Leftover processes of earlier runs (PID 1 and this shell survive).
-kill -9 -1 2>/dev/null
-git reset -q --hard {base} && git clean -fdxq || {{ echo "{marker}:reset-failed@@"; exit 1; }}
-rm -f {shlex.quote(junit)}
+{kill}
+{reset_command(base_commit)} || {{ echo "{marker}:reset-failed@@"; exit 1; }}
 applied=0
-if [ {1 if has_patch else 0} = 1 ]; then
+if [ {1 if patch.strip() else 0} = 1 ]; then
 {apply_block}
 if [ "$applied" = 0 ] && git apply --check --reverse {IO_DIR}/patch.diff 2>/dev/null; then
   applied=1
@@ -732,11 +899,17 @@ fi
 if [ "$applied" = 0 ]; then echo "{marker}:apply-failed@@"; exit 0; fi
 echo "{marker}:applied@@"
 echo "{marker}:eval@@"
-bash {IO_DIR}/eval.sh 2>&1
-echo "{marker}:end@@"
+"""
+
+
+def _driver_tail(marker: str, junit: str) -> str:
+    """The end of a verify's driver, after the eval script: the end marker and the JUnit
+    report."""
+    return f"""echo "{marker}:end@@"
 if [ -f {shlex.quote(junit)} ]; then
   echo "{marker}:junit $(head -c 5000000 {shlex.quote(junit)} | base64 -w0)@@"
 fi
+rm -f {shlex.quote(junit)}
 """
 
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
@@ -34,6 +34,7 @@ ProgressCallback = Callable[[int, int, str, str], None]
 ``unresolved``, ``empty``, ``error`` or ``cached-<status>``."""
 
 SCHEMA_VERSION = 2
+T = TypeVar("T")
 
 
 def load_predictions(path: str | Path) -> list[dict[str, Any]]:
@@ -112,34 +113,21 @@ async def grade_predictions(
     for p in preds:
         seen[p["instance_id"]] = p  # the last prediction for an id wins
     preds = list(seen.values())
-    evaluators = list(evaluator) if isinstance(evaluator, Sequence) else [evaluator]
-    if not evaluators:
-        raise InvalidTaskError("evaluator: give at least one Evaluator")
-    workers = len(evaluators) if len(evaluators) > 1 else max(1, concurrency)
     out = Path(out_dir)
     (out / "logs").mkdir(parents=True, exist_ok=True)
 
     results: dict[str, str] = {}
     model_names = sorted({str(p["model_name_or_path"]) for p in preds})
     total = len(preds)
-    send, receive = anyio.create_memory_object_stream[dict[str, Any]](total or 1)
-    for p in preds:
-        send.send_nowait(p)
-    send.close()
 
-    async def worker(ev: Evaluator) -> None:
-        async with receive.clone() as queue:
-            async for pred in queue:
-                iid = pred["instance_id"]
-                status = await _grade_one(by_id[iid], pred, out / "logs" / iid, ev)
-                results[iid] = status.removeprefix("cached-")
-                if progress is not None:
-                    progress(len(results), total, iid, status)
+    async def grade(pred: dict[str, Any], ev: Evaluator) -> None:
+        iid = pred["instance_id"]
+        status = await _grade_one(by_id[iid], pred, out / "logs" / iid, ev)
+        results[iid] = status.removeprefix("cached-")
+        if progress is not None:
+            progress(len(results), total, iid, status)
 
-    async with anyio.create_task_group() as tg:
-        for w in range(workers):
-            tg.start_soon(worker, evaluators[w % len(evaluators)])
-    receive.close()
+    await for_each(preds, evaluator, grade, concurrency=concurrency)
 
     def ids(status: str) -> list[str]:
         return sorted(i for i, s in results.items() if s == status)
@@ -163,6 +151,36 @@ async def grade_predictions(
     }
     await anyio.to_thread.run_sync(write_report, out / "report.json", report)
     return report
+
+
+async def for_each(
+    items: Sequence[T],
+    evaluator: Evaluator | Sequence[Evaluator],
+    work: Callable[[T, Evaluator], Awaitable[None]],
+    *,
+    concurrency: int = 1,
+) -> None:
+    """``work(item, evaluator)`` for every item, by workers: one per evaluator when given
+    a list (in-process ``LocalEvaluator``s must not be shared), else ``concurrency``
+    sharing the one (an actor pool)."""
+    evaluators = list(evaluator) if isinstance(evaluator, Sequence) else [evaluator]
+    if not evaluators:
+        raise InvalidTaskError("evaluator: give at least one Evaluator")
+    workers = len(evaluators) if len(evaluators) > 1 else max(1, concurrency)
+    send, receive = anyio.create_memory_object_stream[T](len(items) or 1)
+    for item in items:
+        send.send_nowait(item)
+    send.close()
+
+    async def worker(ev: Evaluator) -> None:
+        async with receive.clone() as queue:
+            async for item in queue:
+                await work(item, ev)
+
+    async with anyio.create_task_group() as tg:
+        for w in range(workers):
+            tg.start_soon(worker, evaluators[w % len(evaluators)])
+    receive.close()
 
 
 async def _grade_one(

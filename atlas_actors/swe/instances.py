@@ -247,30 +247,8 @@ def load_instances(
     within ``hub_timeout_s`` when it is not). Errors name the file, the line (JSONL),
     index (JSON list) or row, and the field.
     """
-    text_source = str(source)
-    p = Path(source)
-    if p.suffix in (".json", ".jsonl"):
-        out = _load_json_file(p)
-    elif p.suffix == ".parquet" or p.is_dir():
-        if not p.exists():
-            raise InvalidTaskError(f"cannot read instances file {p}: no such file")
-        rows = _swebench_rows(str(p), split, timeout_s=hub_timeout_s, hub=False)
-        out = [parse_instance(r, where=f"{p}, row {i}") for i, r in enumerate(rows)]
-    elif p.exists():
-        raise InvalidTaskError(
-            f"--instances: {p} is not a .json, .jsonl or .parquet file nor a dataset folder"
-        )
-    else:
-        if not _HUB_NAME.fullmatch(text_source):
-            raise InvalidTaskError(
-                f"--instances: {text_source!r} is no file or folder here, and not a Hugging "
-                "Face dataset name (owner/name, or a swebench short name such as 'lite', "
-                "'verified')"
-            )
-        name = _resolve_hub_name(text_source)
-        rows = _swebench_rows(name, split, timeout_s=hub_timeout_s, hub=True)
-        where = f"dataset {name} (split {split})"
-        out = [parse_instance(r, where=f"{where}, row {i}") for i, r in enumerate(rows)]
+    rows = load_rows(source, split=split, hub_timeout_s=hub_timeout_s)
+    out = [parse_instance(row, where=where) for where, row in rows]
     ids = [i.instance_id for i in out]
     dupes = sorted({i for i in ids if ids.count(i) > 1})
     if dupes:
@@ -278,35 +256,67 @@ def load_instances(
     return out
 
 
+def load_rows(
+    source: str | Path,
+    *,
+    split: str = "test",
+    hub_timeout_s: float = DEFAULT_HUB_TIMEOUT_S,
+) -> list[tuple[str, Any]]:
+    """The rows of ``source`` (what :func:`load_instances` reads), unchecked, each with
+    where it came from (``file, line 3``): for a command that takes rows in any
+    SWE-bench format (``swe-build`` reads rows without ``image``/``eval_script``)."""
+    text_source = str(source)
+    p = Path(source)
+    if p.suffix in (".json", ".jsonl"):
+        return _json_rows(p)
+    if p.suffix == ".parquet" or p.is_dir():
+        if not p.exists():
+            raise InvalidTaskError(f"cannot read instances file {p}: no such file")
+        rows = _swebench_rows(str(p), split, timeout_s=hub_timeout_s, hub=False)
+        return [(f"{p}, row {i}", r) for i, r in enumerate(rows)]
+    if p.exists():
+        raise InvalidTaskError(
+            f"--instances: {p} is not a .json, .jsonl or .parquet file nor a dataset folder"
+        )
+    if not _HUB_NAME.fullmatch(text_source):
+        raise InvalidTaskError(
+            f"--instances: {text_source!r} is no file or folder here, and not a Hugging "
+            "Face dataset name (owner/name, or a swebench short name such as 'lite', "
+            "'verified')"
+        )
+    name = _resolve_hub_name(text_source)
+    rows = _swebench_rows(name, split, timeout_s=hub_timeout_s, hub=True)
+    where = f"dataset {name} (split {split})"
+    return [(f"{where}, row {i}", r) for i, r in enumerate(rows)]
+
+
 _HUB_NAME = re.compile(r"[A-Za-z0-9][\w.-]*(/[\w.-]+)?")
 
 
-def _load_json_file(p: Path) -> list[SWEInstance]:
+def _json_rows(p: Path) -> list[tuple[str, Any]]:
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as e:
         raise InvalidTaskError(f"cannot read instances file {p}: {e}") from e
-    out: list[SWEInstance] = []
+    out: list[tuple[str, Any]] = []
     stripped = text.lstrip()
     if p.suffix == ".jsonl" or (stripped and stripped[0] == "{" and "\n{" in stripped):
         for n, line in enumerate(text.splitlines(), 1):
             if not line.strip():
                 continue
             try:
-                data = json.loads(line)
+                out.append((f"{p}, line {n}", json.loads(line)))
             except json.JSONDecodeError as e:
                 raise InvalidTaskError(f"{p}, line {n}: invalid JSON: {e}") from None
-            out.append(parse_instance(data, where=f"{p}, line {n}"))
     else:
         try:
             data = json.loads(text)
         except json.JSONDecodeError as e:
             raise InvalidTaskError(f"{p}: invalid JSON: {e}") from None
         if isinstance(data, list):
-            for i, item in enumerate(data):
-                out.append(parse_instance(item, where=f"{p}, item {i}"))
+            out.extend((f"{p}, item {i}", item) for i, item in enumerate(data))
         else:
-            out.append(parse_instance(data, where=str(p)))
+            out.append((str(p), data))
     return out
 
 
@@ -395,23 +405,32 @@ def make_eval_script(
     test_cmd: str = DEFAULT_TEST_CMD,
     *,
     workdir: str = TESTBED,
+    run_files: Sequence[str] | None = None,
+    preamble: Sequence[str] = (),
 ) -> str:
-    """An eval script in SWE-bench's shape: reset the test files, apply ``test_patch``,
-    run ``test_cmd`` between the start/end markers, restore the test files."""
+    """An eval script in SWE-bench's shape: the ``preamble`` commands, reset the test
+    files, apply ``test_patch``, run ``test_cmd`` on ``run_files`` (default: the test
+    files) between the start/end markers, reset the test files again.
+
+    ``test_files`` are the files the test patch changes that exist at the base (reset
+    with ``git checkout``); ``run_files`` the files the test command is given (those
+    the patch adds included)."""
     files = " ".join(_shell_quote(f) for f in test_files)
+    run = files if run_files is None else " ".join(_shell_quote(f) for f in run_files)
     patch = test_patch if test_patch.endswith("\n") else test_patch + "\n"
+    reset = f"git checkout {base_commit} -- {files}\n" if files else ""
     return (
         "#!/bin/bash\n"
         "set -uxo pipefail\n"
         f"cd {workdir}\n"
-        f"git checkout {base_commit} -- {files}\n"
-        f"git apply --verbose - <<'{HEREDOC}'\n"
+        + "".join(f"{line}\n" for line in preamble)
+        + reset
+        + f"git apply --verbose - <<'{HEREDOC}'\n"
         f"{patch}"
         f"{HEREDOC}\n"
         ": '>>>>> Start Test Output'\n"
-        f"{test_cmd} {files}\n"
-        ": '>>>>> End Test Output'\n"
-        f"git checkout {base_commit} -- {files}\n"
+        f"{test_cmd} {run}\n"
+        ": '>>>>> End Test Output'\n" + reset
     )
 
 

@@ -52,7 +52,6 @@ from atlas_actors.llm.client import SAMPLE_SLOTS, LLMClient, draw_sample_index
 from atlas_actors.llm.usage import Usage, UsageLedger
 from atlas_actors.resources import AsyncResource
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction, Stepper, Transition
-from atlas_actors.search.tree import action_key
 from atlas_actors.swe import prompts
 from atlas_actors.swe.actions import (
     ApplyPatch,
@@ -66,6 +65,7 @@ from atlas_actors.swe.actions import (
 )
 from atlas_actors.swe.workspace import TESTBED
 from atlas_actors.types import Task
+from atlas_actors.types import solution_key as action_key
 
 log = logging.getLogger(__name__)
 

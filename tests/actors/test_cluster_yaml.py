@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import json
+import re
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -49,3 +51,24 @@ def test_nodes_install_the_package_and_its_system_needs(cluster: dict[str, Any])
         assert need in setup, need
     mounted = next(iter(cluster["file_mounts"]))
     assert f"-e {mounted}" in setup  # the copied repository is what gets installed
+
+
+def test_every_repository_path_it_names_exists() -> None:
+    """Paths in the file (its comments included) point at files of this repository."""
+    text = (ROOT / "ray_cluster.yaml").read_text()
+    named = set(re.findall(r"\b(?:tests|scripts|docs|atlas_actors)/[\w./-]*\w", text))
+    assert named, "the file names no repository path (the pattern no longer matches?)"
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert missing == []
+
+
+def test_the_commands_it_shows_parse() -> None:
+    """Every ``atlas-actors`` command line of the usage in its comments is one the CLI
+    accepts."""
+    from atlas_actors.cli import build_parser
+
+    text = (ROOT / "ray_cluster.yaml").read_text()
+    commands = re.findall(r"^#\s+atlas-actors ([^\n#]+)", text, re.M)
+    assert commands
+    for line in commands:
+        build_parser().parse_args(shlex.split(line))  # exits (status 2) on a bad flag

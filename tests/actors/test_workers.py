@@ -3,13 +3,16 @@ runtime ships the package only to clusters it joins."""
 
 from __future__ import annotations
 
+import functools
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from atlas_actors.actors.engine import RayRuntime, package_dir
-from atlas_actors.actors.workers import EnvironmentWorker, ScorerWorker
-from atlas_actors.config import EngineConfig
+from atlas_actors.actors.workers import EnvironmentWorker, ScorerWorker, llm_judge_factory
+from atlas_actors.config import EngineConfig, LLMConfig
 from atlas_actors.types import Candidate, Outcome, Task, TestReport
 
 
@@ -72,6 +75,26 @@ async def test_the_default_discriminator_backend_reads_the_verdict() -> None:
     )
     assert good.value > bad.value and good.explanation
     await worker.aclose()
+
+
+async def test_the_documented_discriminator_backends_are_the_real_defaults() -> None:
+    """docs/engine.md names the discriminator actors' backends: without an LLM and with
+    one (the coordinator's factory for ``EngineConfig.llm``)."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "engine.md").read_text()
+    found = re.search(
+        r"Default backend: `(\w+)`.*?with `EngineConfig\.llm`,\s+`(\w+)`",
+        docs,
+        re.S,
+    )
+    assert found is not None, "docs/engine.md no longer says what the default backend is"
+    llm = LLMConfig(base_url="http://127.0.0.1:9/v1")
+    offline, with_llm = ScorerWorker(), ScorerWorker(functools.partial(llm_judge_factory, llm))
+    try:
+        assert type(offline._scorer).__name__ == found[1]
+        assert type(with_llm._scorer).__name__ == found[2]
+    finally:
+        await offline.aclose()
+        await with_llm.aclose()
 
 
 def test_runtime_ships_the_package_only_to_joined_clusters() -> None:

@@ -148,7 +148,7 @@ def test_grid_similarity() -> None:
         ({"test": FLIP["test"]}, "missing 'train'"),
         ({"train": [], "test": FLIP["test"]}, "'train' must be a non-empty list"),
         ({"train": [{"input": [[1]]}], "test": FLIP["test"]}, "train pair 0 needs"),
-        ({"train": FLIP["train"], "test": [{"output": [[1]]}]}, "test pair 0 needs 'input'"),
+        ({"train": FLIP["train"], "test": [{"output": [[1]]}]}, "test pair 0 needs an 'input'"),
         (
             {"train": [{"input": [[1]], "output": [[1, 2], [3]]}], "test": FLIP["test"]},
             "flip train pair 0 output: ragged",

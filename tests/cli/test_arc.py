@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -159,6 +160,45 @@ def test_unknown_ids_and_missing_task_folder(
     assert "does not exist" in capsys.readouterr().err
 
 
+GOOD_TASK = {"train": [{"input": [[1, 2]], "output": [[2, 1]]}], "test": [{"input": [[3, 4]]}]}
+
+
+@pytest.mark.parametrize(
+    ("content", "what"),
+    [
+        (
+            {**GOOD_TASK, "train": [{"input": [[1, 2]], "output": [[12, 1]]}]},
+            "task bad train pair 0 output: colours must be 0-9, found 12",
+        ),
+        (
+            {**GOOD_TASK, "test": [{"inp": [[1]]}]},
+            "task bad: test pair 0 needs an 'input' grid ('output' optional), has keys 'inp'",
+        ),
+        (
+            {"k1": {**GOOD_TASK, "train": [{"input": [[1, 2]]}]}},
+            "task k1: train pair 0 needs 'input' and 'output' grids, has keys 'input'",
+        ),
+        ([1, 2], "expected an ARC task"),
+        ("{not json", "not valid JSON"),
+    ],
+)
+def test_a_bad_task_file_is_named_with_what_is_wrong(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: Any, what: str
+) -> None:
+    """One bad file among good ones: the run stops before searching, naming the file's
+    path and the field that is wrong (with what is allowed)."""
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    (folder / "good.json").write_text(json.dumps(GOOD_TASK))
+    bad = folder / "bad.json"
+    bad.write_text(content if isinstance(content, str) else json.dumps(content))
+    out = tmp_path / "out"
+    assert run_cli("arc", "--no-ray", "--tasks", str(folder), "--out", str(out), *FAST) == 2
+    err = capsys.readouterr().err
+    assert f"--tasks: {bad}: " in err and what in err
+    assert not (out / "results.jsonl").exists()
+
+
 @pytest.mark.slow
 def test_killed_run_resumes_without_redoing_finished_tasks(tmp_path: Path) -> None:
     """A real ``atlas-actors`` process killed mid-run; ``--resume`` finishes the rest."""
@@ -260,3 +300,51 @@ def test_a_corrupt_memory_file_is_a_clear_error_or_reset(
     assert run_cli(*argv, "--out", str(tmp_path / "b"), "--memory-reset") == 0
     assert read_results(tmp_path / "b")[0]["solved"] is True
     assert list(tmp_path.glob("memory.sqlite3.corrupt-*"))  # the old file is kept aside
+
+
+def test_outside_a_terminal_progress_is_one_line_per_task(tmp_path: Path) -> None:
+    """With its output going to pipes (a CI log, ``| tee``), a run prints one plain line
+    per finished task, never a (cut) progress bar."""
+    exe = Path(sys.executable).with_name("atlas-actors")
+    ids = EASY[:3]
+    argv = [str(exe), "arc", "--no-ray", "--ids", ",".join(ids), "--out", str(tmp_path / "run")]
+    argv += [a for a in FAST if a != "--quiet"]
+    env = {**os.environ, "COLUMNS": "50", "TERM": "xterm-256color"}
+    for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE"):
+        env.pop(var, None)
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, check=True)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("ARC ")]
+    assert len(lines) == 3, proc.stderr
+    line = re.compile(
+        r"ARC (\d)/3  solved (\d)/(\d)  [\d.]+ tasks/min  elapsed \d:\d\d:\d\d  "
+        r"remaining ~\d:\d\d:\d\d  (\w+): solved in [\d.]+ s"
+    )
+    finished = []
+    for n, text in enumerate(lines, start=1):
+        m = line.fullmatch(text)
+        assert m is not None, text
+        assert m[1] == m[2] == m[3] == str(n)
+        finished.append(m[4])
+    assert sorted(finished) == sorted(ids)
+    assert "…" not in proc.stderr and "━" not in proc.stderr
+
+
+def test_progress_notes_outside_a_terminal_are_lines() -> None:
+    """A running note (a tree search's counters) becomes a line too, at most every
+    ``note_every_s`` seconds: every one at 0, the first one only at an hour."""
+    import io
+
+    from rich.console import Console
+
+    from atlas_actors.cli.common import RunProgress
+
+    for every, expected in ((0.0, 2), (3600.0, 1)):
+        out = io.StringIO()
+        console = Console(file=out, width=40)
+        assert not console.is_terminal
+        with RunProgress(console, 2, 0, [], label="SWE", note_every_s=every) as progress:
+            progress.note("nodes 3  test runs 5")
+            progress.note("nodes 9  test runs 12")
+        noted = [ln for ln in out.getvalue().splitlines() if "test runs" in ln]
+        assert len(noted) == expected, out.getvalue()
+        assert noted[0] == "SWE 0/2  solved 0/0  elapsed 0:00:00  nodes 3  test runs 5"

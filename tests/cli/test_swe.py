@@ -127,3 +127,22 @@ def test_search_flags_become_the_search_settings() -> None:
     piped = search_settings(build_parser().parse_args([*argv, "--pipeline"]), "llm")
     assert plain.parallel_expansions == piped.parallel_expansions == 6
     assert not plain.pipeline and piped.pipeline
+
+
+def test_every_instance_gets_a_time_limit_a_user_can_raise_and_the_summary_counts_cuts() -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.swe import DEFAULT_TIME_LIMIT_S, search_settings, summarize
+    from atlas_actors.types import TaskResult
+
+    argv = ["swe", "--instances", "x.jsonl", "--out", "o"]
+    assert search_settings(build_parser().parse_args(argv), "offline").time_limit_s == (
+        DEFAULT_TIME_LIMIT_S
+    )
+    raised = build_parser().parse_args([*argv, "--time-limit", "3600"])
+    assert search_settings(raised, "offline").time_limit_s == 3600
+    results = [
+        TaskResult(task_id="a", domain="swe", solved=True, stopped="success"),
+        TaskResult(task_id="b", domain="swe", solved=False, stopped="time"),
+    ]
+    summary = summarize(results, 1.0, proposer="offline", tests="visible")
+    assert summary["cut_by_time_limit"] == 1

@@ -9,11 +9,12 @@ import time
 import pytest
 
 from atlas_actors.errors import DockerError
-from atlas_actors.sandbox.docker import DockerClient, _Tail, resolve_docker_host, tar_files
+from atlas_actors.sandbox.docker import DockerClient, resolve_docker_host, tar_files
+from atlas_actors.sandbox.incontainer.atlas_runtime import Tail
 
 
 def test_tail_keeps_the_end() -> None:
-    t = _Tail(5)
+    t = Tail(5)
     for chunk in (b"abc", b"defg", b"hi"):
         t.add(chunk)
     assert t.text() == "efghi" and t.truncated and t.total == 9

@@ -201,3 +201,87 @@ async def test_an_unsolved_repeat_is_recalled_under_the_same_settings(tmp_path: 
     assert third.settings != first.settings
     assert no_recall.repeats == [] and fourth.stopped == "evaluations"
     assert fourth.evaluations == 60
+
+
+def mirror_task(task_id: str, seed: int = 0) -> Task:
+    """A synthetic ARC task: every output is its input mirrored left to right, and the
+    test input is its own mirror image, so the program that fits every train pair
+    answers it unchanged, which the environment doubts (every train output differs from
+    its input)."""
+    rng = random.Random(seed)
+    train = []
+    for _ in range(4):
+        grid = [[rng.randrange(10) for _ in range(6)] for _ in range(5)]
+        train.append({"input": grid, "output": [row[::-1] for row in grid]})
+    half = [[rng.randrange(10) for _ in range(3)] for _ in range(5)]
+    test = [row + row[::-1] for row in half]
+    return Task(
+        id=task_id, domain="arc", context={"grids": {"train": train, "test": [{"input": test}]}}
+    )
+
+
+class MirrorProposer:
+    """DSL programs of which only ``flip_h`` fits the mirror tasks: turns first, then
+    colour swaps (none fits), so a search never meets a fit it does not doubt."""
+
+    proposals_per_call = 4
+
+    async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
+        return [[op, "x"] for op in ("flip_h", "flip_v", "rot90", "rot180", "transpose")]
+
+    async def mutate(
+        self, task: Task, parent: Any, n: int, rng: random.Random, temperature: float
+    ) -> list[Any]:
+        return [["recolor", "x", [[rng.randrange(10), rng.randrange(10)]]] for _ in range(n)]
+
+    async def crossover(self, task: Task, a: Any, b: Any, n: int, rng: random.Random) -> Any:
+        return await self.mutate(task, a, n, rng, 1.0)
+
+
+async def test_a_repeat_whose_answer_was_doubted_is_recalled(tmp_path: Path) -> None:
+    """A search whose fitting program's answer the environment doubts runs to its
+    budget; memory keeps the doubts, and the task's exact repeat under the same settings
+    is recalled (its programs re-verified, the same attempts) instead of adapted and
+    searched again; with recall off it is searched again."""
+    config = MindEvolutionConfig(max_evaluations=60)
+    path = str(tmp_path / "m.sqlite3")
+    session = await MemorySession(path, run_id="r").open()
+    evaluator = LocalEvaluator()
+
+    async def solve(task: Task, routing: Any) -> Any:
+        return await solve_task(
+            task, evaluator, config=config, routing=routing, proposer=MirrorProposer()
+        )
+
+    try:
+        first_task = mirror_task("first")
+        first = await solve(first_task, await session.route(first_task))
+        await session.remember(first_task, first)
+        repeat = mirror_task("repeat")
+        decision = await session.route(repeat)
+        second = await solve(repeat, decision)
+        off = await MemorySession(path, router=RouterConfig(recall_unsolved=False)).open()
+        try:
+            no_recall = await off.route(repeat)
+        finally:
+            off.close()
+        third = await solve(repeat, no_recall)
+    finally:
+        await evaluator.aclose()
+        session.close()
+    # the first search: a fit on every train pair, doubted, so it ran out its budget
+    assert first.checks_passed and first.solution == ["flip_h", "x"]
+    assert first.doubts == [["unchanged"]] and first.stopped == "evaluations"
+    assert first.evaluations == 60
+    # memory routes the repeat to adapt (a success at similarity 1) and hands the
+    # doubted repeat over for recall
+    assert decision.rule == "adapt" and [e.task.id for e in decision.repeats] == ["first"]
+    assert decision.repeats[0].outcome.doubts == [["unchanged"]]
+    assert second.stopped == "recalled" and second.strategy == "direct"
+    assert second.routing is not None and second.routing["rule"] == "recall"
+    assert "doubted it (unchanged)" in second.routing["reason"]
+    assert second.evaluations == 1 + len(first.alternatives) <= 4
+    assert second.attempts == first.attempts and second.solution == first.solution
+    # recall off: adapted (the doubted program does not settle it), then searched again
+    assert no_recall.repeats == [] and third.stopped == "evaluations"
+    assert third.evaluations > 60

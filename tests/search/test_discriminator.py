@@ -211,8 +211,83 @@ async def test_rollout_verifies_as_it_goes_and_returns_the_steps() -> None:
     own = await disc.estimate(task, cand)
     best = await disc.estimate_with_rollout(task, cand, env, 5, state={"text": start})
     assert best > own and best == pytest.approx(result.value)
-    with pytest.raises(ValueError, match="state"):
-        await disc.estimate_with_rollout(task, cand, env, 5)
+
+
+class TextEnvironment:
+    """An interactive environment over the toy task (the seed's kind of ``env``): the
+    state is ``{"text"}``, the solution the text, actions the toy stepper's."""
+
+    max_steps = 10
+    is_deterministic = True
+
+    def __init__(self) -> None:
+        self._task: Task | None = None
+        self.text = ""
+        self.stepper = ToyStepper()
+
+    async def reset(self, task: Task) -> str:
+        self._task, self.text = task, task.context["start"]
+        return task.description
+
+    @property
+    def task(self) -> Task:
+        assert self._task is not None
+        return self._task
+
+    async def verify(self, solution: Any) -> Outcome:
+        ctx = self.task.context
+        return grade(ctx["start"], ctx["target"], solution)
+
+    async def step(self, action: Any) -> tuple[str, float, bool, dict[str, Any]]:
+        tr = await self.stepper.transition(self.task, {"text": self.text}, action)
+        self.text = tr.state["text"]
+        return tr.observation, 0.0, tr.done, {}
+
+    async def get_state(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+    async def set_state(self, state: dict[str, Any]) -> None:
+        self.text = state["text"]
+
+    @staticmethod
+    def solution_of(state: dict[str, Any]) -> str:
+        return str(state["text"])
+
+
+async def test_estimate_with_rollout_as_the_seed_calls_it() -> None:
+    """``estimate_with_rollout(task, candidate, env, depth=5)`` with no state: it is taken
+    from the candidate or the environment, and gives what the explicit state gives."""
+    start, mid, target = "a = 1\nb = 0\nc = 0\n", "a = 1\nb = 2\nc = 0\n", "a = 1\nb = 2\nc = 3\n"
+    task = toy_task(start, target)
+    script = {start: [replace("b = 0", "b = 2")], mid: [replace("c = 0", "c = 3")]}
+    env = RolloutEnv(ToyStepper(), ToyEvaluator(), ScriptedProposer(script))
+    disc = Discriminator()
+    at_start = Candidate(solution=start, outcome=grade(start, target, start))
+    explicit = await disc.estimate_with_rollout(task, at_start, env, 5, state={"text": start})
+    # a RolloutEnv: the candidate at the task's start rolls out from the start state
+    seed_call = await disc.estimate_with_rollout(task, at_start, env, depth=5)
+    assert seed_call == explicit > await disc.estimate(task, at_start)
+    # a candidate whose solution is its state (an environment without solution_of)
+    as_state = Candidate(solution={"text": start}, outcome=at_start.outcome)
+    assert await disc.estimate_with_rollout(task, as_state, env, depth=5) == explicit
+    # a candidate elsewhere: its state cannot be told, and the error says what to pass
+    at_mid = Candidate(solution=mid, outcome=grade(start, target, mid))
+    with pytest.raises(ValueError, match="state="):
+        await disc.estimate_with_rollout(task, at_mid, env, depth=5)
+    assert await disc.estimate_with_rollout(task, at_mid, env, 1, state={"text": mid}) > 0.98
+
+    # the environment itself (the seed's env), with the actions from the executor
+    text_env = TextEnvironment()
+    await text_env.reset(task)
+    with pytest.raises(ValueError, match="executor"):
+        await disc.estimate_with_rollout(task, at_start, text_env, depth=5)
+    acting = Discriminator(executor=ScriptedProposer(script))
+    assert await acting.estimate_with_rollout(task, at_start, text_env, depth=5) == explicit
+    with pytest.raises(ValueError, match="another state"):
+        await acting.estimate_with_rollout(task, at_mid, text_env, depth=5)
+    await text_env.step(replace("b = 0", "b = 2"))  # the environment now stands at mid
+    from_mid = await acting.estimate_with_rollout(task, at_mid, text_env, depth=1)
+    assert from_mid > 0.98  # one step from mid resolves it
 
 
 async def test_rollout_stops_on_a_rejected_action_or_no_idea() -> None:

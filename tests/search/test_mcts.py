@@ -370,7 +370,10 @@ async def test_final_answer_is_the_discriminators_pick_among_finished_nodes() ->
     assert plain.best is not None and "b = 7" in plain.best.solution
 
 
-async def test_rollout_finds_a_resolving_state_and_it_is_grafted() -> None:
+@pytest.mark.parametrize("concurrency", [None, 1, 2])
+async def test_rollout_finds_a_resolving_state_and_it_is_grafted(concurrency: int | None) -> None:
+    """Also under a limit on environment calls (``concurrency``), where a rollout step's
+    verdict must not wait for a slot its own step holds."""
     a1 = replace("a = 1", "a = 1 ")
     proposer = ScriptedProposer({START: [a1], "a = 1 \nb = 2\nc = x\n": [RIGHT]})
     disc = Discriminator()
@@ -381,6 +384,7 @@ async def test_rollout_finds_a_resolving_state_and_it_is_grafted() -> None:
         max_expansions=1,
         discriminator_threshold=0.0,
         rollout_depth=3,
+        concurrency=concurrency,
     )
     result = await search.search(toy_task(START, "a = 1 \nb = 2\nc = 3\n"), seed=0)
     tree = result.tree.nodes
@@ -397,6 +401,45 @@ async def test_no_rollout_below_the_threshold() -> None:
     search, _, _ = _search(proposer, parallel_expansions=1, discriminator_threshold=0.95)
     result = await search.search(toy_task(START, TARGET), seed=0)
     assert result.stats.rollouts == 0
+
+
+def test_the_top_fraction_rule_is_the_trees_kth_best_estimate() -> None:
+    nodes = [_node(i, None if i == 0 else 0, value=(i + 1) / 10) for i in range(10)]
+    for fraction, want in ((0.2, 0.9), (0.1, 1.0), (0.15, 0.9), (1.0, 0.1), (0.01, 1.0)):
+        policy = TreePolicy(SWESearchConfig(rollout_top_fraction=fraction))
+        assert policy.rollout_threshold(nodes) == pytest.approx(want), fraction
+    thirty = [_node(i, None if i == 0 else 0, value=i / 30) for i in range(30)]
+    top = TreePolicy(SWESearchConfig(rollout_top_fraction=0.1)).rollout_threshold(thirty)
+    assert top == pytest.approx(27 / 30)  # the 3rd best of 30, not the 4th
+    absolute = TreePolicy(SWESearchConfig(discriminator_threshold=0.42))
+    assert absolute.rollout_threshold(nodes) == 0.42
+
+
+async def test_with_a_top_fraction_the_trees_best_nodes_get_the_rollouts() -> None:
+    """Under ``rollout_top_fraction`` a new node gets a rollout exactly when its estimate
+    is at least the top-fraction estimate of the tree its batch grew from, whatever the
+    absolute threshold (here one no node reaches)."""
+    task = toy_task(START, TARGET)
+    kw: dict[str, Any] = {"max_expansions": 24, "rollout_top_fraction": 0.2}
+    result = await _random_search(3, discriminator_threshold=0.99, **kw).search(task, seed=3)
+    nodes = result.tree.nodes
+    policy = TreePolicy(SWESearchConfig(rollout_top_fraction=0.2))
+    checked = 0
+    for n in nodes[1:]:
+        if n.from_rollout or n.succeeded or n.done:
+            continue
+        before = [m for m in nodes if m.id == 0 or m.iteration < n.iteration]
+        assert (n.rollout_value is not None) == (n.value >= policy.rollout_threshold(before))
+        checked += 1
+    assert checked > 8 and 0 < result.stats.rollouts < checked
+    absolute = await _random_search(3, discriminator_threshold=0.99, max_expansions=24).search(
+        task, seed=3
+    )
+    assert absolute.stats.rollouts == 0
+    # concurrent expansions give the sequential tree under this rule too
+    seq = await _random_search(3, concurrency=1, **kw).search(task, seed=3)
+    par = await _random_search(3, delays=0.02, **kw).search(task, seed=3)
+    assert _shape(seq.tree) == _shape(par.tree)
 
 
 # ------------------------------------------------------------ failures become feedback
@@ -554,14 +597,14 @@ def _shape(tree: SearchTree) -> list[dict[str, Any]]:
 def _random_search(parallel: int, **kw: Any) -> SWESearch:
     proposer = RandomEditProposer(["a = 1", "b = 2", "c = 3", "c = 4", "b = 0"], submit_rate=0.1)
     delays = kw.pop("delays", 0.0)
-    cfg = SWESearchConfig(
-        children_per_expansion=2,
-        parallel_expansions=parallel,
-        stop_on_success=False,
-        discriminator_threshold=0.6,
-        rollout_depth=2,
-        **kw,
-    )
+    settings: dict[str, Any] = {
+        "children_per_expansion": 2,
+        "parallel_expansions": parallel,
+        "stop_on_success": False,
+        "discriminator_threshold": 0.6,
+        "rollout_depth": 2,
+    }
+    cfg = SWESearchConfig(**{**settings, **kw})
     return SWESearch(
         proposer,
         ToyStepper(delays=Delays(delays)),

@@ -16,8 +16,8 @@ import pytest
 
 from atlas_actors.config import MindEvolutionConfig
 from atlas_actors.search.base import Proposer
-from atlas_actors.search.mind_evolution import MindEvolutionSearch, solution_key
-from atlas_actors.types import Candidate, Outcome, Task
+from atlas_actors.search.mind_evolution import MindEvolutionSearch
+from atlas_actors.types import Candidate, Outcome, Task, solution_key
 
 TARGET = [1, 0, 1, 1, 0, 0, 1, 0, 1, 1, 1, 0, 0, 1, 0, 1, 0, 0, 1, 1, 0, 1, 1, 0]
 TASK = Task(id="bits", domain="toy")

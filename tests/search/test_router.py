@@ -153,6 +153,23 @@ def test_unsolved_exact_repeats_go_with_the_decision_newest_first() -> None:
     assert off.decide(task, [], repeats=[old, new]).repeats == []
 
 
+def test_an_exact_repeat_solved_with_doubts_goes_with_the_decision() -> None:
+    """A repeat that passed its checks with an answer the environment doubted is adapted
+    (rule 1) and handed over for recall too; one solved without doubts is not."""
+    doubted = exp("doubted").model_copy(
+        update={"outcome": Outcome(success=True, partial_score=1.0, doubts=[["unchanged"]])}
+    )
+    clean = exp("clean").model_copy(
+        update={"outcome": Outcome(success=True, partial_score=1.0, doubts=[[]])}
+    )
+    router = EnhancedTaskRouter()
+    task = Task(id="t", domain="arc")
+    decision = router.decide(task, [(doubted, 1.0)], repeats=[doubted])
+    assert decision.rule == "adapt" and [e.id for e in decision.repeats] == ["doubted"]
+    settled = router.decide(task, [(clean, 1.0), (doubted, 1.0)], repeats=[doubted, clean])
+    assert settled.rule == "adapt" and settled.repeats == []
+
+
 def test_without_memory_the_domain_decides() -> None:
     router = EnhancedTaskRouter()
     d = router.route_sync(Task(id="t", domain="swe"))

@@ -96,6 +96,37 @@ def examples() -> dict[str, SWEInstance]:
     return {i.repo.split("/")[-1]: i for i in load_example_instances()}
 
 
+RUNTIME_DATA = ROOT / "tests" / "data" / "runtime"
+"""Test instances beyond the examples (stored in their format): ``measures``, whose image's
+install step leaves ignored build outputs (an ``*.egg-info`` and a generated
+``_version.py``) and whose ``conftest.py`` imports the package."""
+
+
+@pytest.fixture(scope="session")
+def test_instances() -> dict[str, SWEInstance]:
+    """The instances under ``tests/data/runtime`` by short name (no image needed)."""
+    return {i.repo.split("/")[-1]: i for i in load_example_instances(root=RUNTIME_DATA)}
+
+
+@pytest.fixture(scope="session")
+def test_instance_images(docker_host: str, test_instances: dict[str, SWEInstance]) -> str:
+    """Their images, built once (cached by tag on the engine)."""
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "atlas_actors.swe.build",
+            "build-examples",
+            "--root",
+            str(RUNTIME_DATA),
+        ],
+        timeout=900,
+    )
+    if built.returncode != 0:
+        pytest.fail(f"building the test instances' images failed:\n{built.stderr[-4000:]}")
+    return docker_host
+
+
 @pytest.fixture(scope="session")
 def make_patch() -> Callable[[SWEInstance, dict[str, list[tuple[str, str]]]], str]:
     """``make_patch(instance, {path: [(old, new), ...]})`` -> a git diff (see below)."""

@@ -156,8 +156,10 @@ async def test_fake_passed_lines_do_not_pass(
 async def test_hanging_test_times_out_and_container_is_replaced(
     backend: str, examples: dict[str, SWEInstance], make_patch: MakePatch
 ) -> None:
+    """Without the in-container runtime (exec path; tests/swe/test_runtime.py has the
+    runtime's own: no container replaced, no process left)."""
     inst = examples["textkit"]
-    async with SWEEnvironment(backend=backend, eval_timeout_s=6) as env:  # type: ignore[arg-type]
+    async with SWEEnvironment(backend=backend, eval_timeout_s=6, runtime=False) as env:  # type: ignore[arg-type]
         await env.reset(inst.to_task())
         if backend == "docker":
             before = env.workspace.container.id  # type: ignore[attr-defined]

@@ -5,13 +5,16 @@ instances in the bundled examples' format and made with ``scripts/make_repair_bu
 ``MANIFEST.json`` is the benchmark's answer key (kind, description, buggy lines).
 
 The fast tests parse every instance with the project's parser, check it against the
-manifest and materialise its repository; the slow one runs each instance in the
+manifest and materialise its repository; the slow ones run each instance in the
 bubblewrap backend: the base fails every FAIL_TO_PASS test and passes every PASS_TO_PASS
-test, and the gold patch resolves it.
+test, the gold patch resolves it, and passes the bug's held-back tests
+(``<bug>/heldout.py.txt``, which the search never sees), some of which fail at the base.
 """
 
 from __future__ import annotations
 
+import ast
+import importlib.util
 import json
 import re
 import shutil
@@ -33,7 +36,7 @@ from atlas_actors.swe.instances import (
 
 BUGS = Path(__file__).resolve().parents[1] / "data" / "repair_bugs"
 NAMES = example_names(BUGS)
-KINDS = {"single", "two-edit", "hard"}
+KINDS = {"single", "two-edit", "hard", "trap", "hang", "missing"}
 
 
 def _manifest() -> dict[str, dict[str, Any]]:
@@ -122,3 +125,44 @@ async def test_base_fails_and_gold_patch_resolves(
     assert status["FAIL_TO_PASS"]["success"] == [], before.feedback
     assert sorted(status["PASS_TO_PASS"]["success"]) == sorted(inst.PASS_TO_PASS), before.feedback
     assert after.success, after.feedback
+
+
+def _make_repair_bug() -> Any:
+    """``scripts/make_repair_bug.py`` as a module (its held-back test runner)."""
+    path = BUGS.parents[2] / "scripts" / "make_repair_bug.py"
+    spec = importlib.util.spec_from_file_location("make_repair_bug", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_bug_has_held_back_tests(name: str) -> None:
+    source = (BUGS / name / "heldout.py.txt").read_text()
+    tree = ast.parse(source)
+    tests = [
+        n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+    ]
+    assert len(tests) >= 2, name
+    imported = {
+        (n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+    } | {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    assert "tests" not in imported  # self-contained: the package, pytest, the standard library
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap not installed")
+@pytest.mark.parametrize("name", NAMES)
+async def test_held_back_tests_pass_with_the_gold_patch_and_see_the_bug(
+    name: str, instances: dict[str, SWEInstance]
+) -> None:
+    tool = _make_repair_bug()
+    inst = instances[name]
+    tests = BUGS / name / "heldout.py.txt"
+    gold = await tool.run_heldout(inst.local_repo, tests, inst.patch)
+    assert gold and set(gold.values()) == {"PASSED"}, gold
+    base = await tool.run_heldout(inst.local_repo, tests, "")
+    assert set(base) == set(gold)
+    assert any(status != "PASSED" for status in base.values()), "no held-back test sees the bug"

@@ -6,9 +6,11 @@ The worker imports pytest once, prepares a pytest session for the selected tests
 each candidate: applies it (whole-file replacements or a diff), checks the changed files
 compile, forks a child that imports the code under test fresh and runs the **failing
 tests first**, stopping at the **first test that does not pass**, with a **timeout per
-test scaled from its baseline time** (``max(min_timeout_s, timeout_factor * baseline)``),
-then puts the original files back. A test that hangs, forks without end or fills the disk
-costs that candidate a timeout (or a crash verdict: file-size limit), never the batch: the
+test scaled from the base run's time** (:class:`~atlas_actors.swe.repair.timeouts.
+TimeoutPolicy`: ``max(min_timeout_s, timeout_factor * reference)``, the reference being
+the test's own baseline time, or the slowest ended test's for one that hung), then puts
+the original files back. A test that hangs, forks without end or fills the disk costs
+that candidate a timeout (or a crash verdict: file-size limit), never the batch: the
 child runs in its own process group under rlimits, the worker kills what it leaves, and
 the host bounds the whole exec as well.
 
@@ -31,29 +33,32 @@ import json
 import re
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
+from atlas_actors.swe.repair.localize import Localization
+from atlas_actors.swe.repair.timeouts import TimeoutPolicy
+from atlas_actors.swe.repair.workspace_driver import (
     PYCACHE_DIR,
-    SHIP_DIR,
     Target,
     check_tests,
     driver,
     emit_file,
     exec_cpu_seconds,
+    has_runtime,
     marker,
     read_emitted,
     resolve_instance,
     shipped,
+    warm_cleanup,
+    warm_setup,
     workspace_of,
 )
-from atlas_actors.swe.repair.localize import Localization
-from atlas_actors.swe.workspace import IO_DIR, TESTBED
+from atlas_actors.swe.workspace import IO_DIR, SHIP_DIR, TESTBED
 from atlas_actors.types import Outcome
 
 if TYPE_CHECKING:  # the environment runs this loop: it imports this package
@@ -152,8 +157,12 @@ class CandidateResult(_Model):
     """Wall time in the worker: apply, compile, tests, restore."""
     cpu_seconds: float = 0.0
     """CPU time of the worker and the candidate's test processes for it."""
-    mode: Literal["fork", "fresh", "none"] = "none"
-    """How its tests ran: forked from the prepared worker, or in a fresh interpreter."""
+    mode: Literal["fork", "rebind", "reload", "fresh", "none"] = "none"
+    """How its tests ran: forked from the prepared worker (``fork``); forked with the
+    repository's code imported again and the session's conftests pointed at it
+    (``rebind``: it changed code a conftest had imported); forked with the repository's
+    modules dropped and a new session (``reload``: it changed a conftest or the pytest
+    configuration, or a rebind was not safe); in a new interpreter (``fresh``)."""
     patch: str | None = None
     """The candidate as a diff against the base commit (for passing candidates)."""
     note: str = ""
@@ -173,7 +182,8 @@ class BatchOptions(_Model):
     """How :class:`BatchEvaluator` runs candidates."""
 
     timeout_factor: float = Field(default=10.0, gt=0)
-    """A test's timeout is this many times its baseline duration ..."""
+    """A test's timeout is this many times its baseline duration (for a test that hung in
+    the baseline, the slowest baseline test that ended by itself) ..."""
     min_timeout_s: float = Field(default=1.0, gt=0)
     """... but at least this."""
     default_timeout_s: float = Field(default=10.0, gt=0)
@@ -225,7 +235,11 @@ class BatchStats(_Model):
     prepare_seconds: list[float] = Field(default_factory=list)
     """Per exec: worker start-up (pytest import and session preparation)."""
     modes: list[str] = Field(default_factory=list)
-    """Per exec: ``fork`` (prepared session) or ``fresh`` (preparation failed)."""
+    """Per exec: ``fork`` (prepared session), ``reload`` (preparation failed: every
+    candidate in a new session) or ``fresh`` (a new interpreter each, when asked)."""
+    warm: list[bool] = Field(default_factory=list)
+    """Per exec: the worker was forked from the runtime's zygote (pytest already
+    imported), not started as a new interpreter."""
     cpu_seconds: float = 0.0
     """CPU time in the workspace: every process of the execs (the driver's git commands,
     the workers with their start-up, their children)."""
@@ -255,8 +269,10 @@ class BatchEvaluator:
         """Tests in run order, their timeouts, and the collection timeout."""
         durations: Mapping[str, float] = {}
         collect = 0.0
+        timed: Iterable[Any] | Mapping[str, float] | None = baseline
         if isinstance(baseline, Localization):
             durations, collect = baseline.durations(), baseline.collect_seconds
+            timed = baseline.tests
         elif baseline is not None:
             durations = baseline
         if tests is None:
@@ -275,12 +291,10 @@ class BatchEvaluator:
         if not ordered:
             raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
         o = self.options
-        timeouts = [
-            max(o.min_timeout_s, o.timeout_factor * durations[t])
-            if t in durations
-            else o.default_timeout_s
-            for t in ordered
-        ]
+        policy = TimeoutPolicy(
+            factor=o.timeout_factor, floor_s=o.min_timeout_s, default_s=o.default_timeout_s
+        )
+        timeouts = policy.timeouts(ordered, timed)
         return ordered, timeouts, max(o.collect_min_s, o.timeout_factor * collect)
 
     # ------------------------------------------------------------- evaluation
@@ -342,7 +356,6 @@ class BatchEvaluator:
     ) -> tuple[dict[int, CandidateResult], str]:
         o = self.options
         nonce = uuid.uuid4().hex[:12]
-        io = f"{IO_DIR}/atlas-{nonce}"
         job = {
             "nonce": nonce,
             "root": TESTBED,
@@ -363,26 +376,10 @@ class BatchEvaluator:
                 {"index": i, "files": cands[i].files, "diff": cands[i].diff} for i in chunk
             ],
         }
-        body = "\n".join(
-            [
-                f'"$PY" {SHIP_DIR}/atlas_batch.py {io}-job.json 2>{io}-err.log',
-                f'echo "{marker(nonce)}worker-rc $?"',
-                emit_file(nonce, "stderr", f"{io}-err.log", limit=4000),
-            ]
-        )
-        script = driver(inst, nonce, body)
         per_candidate = collect + sum(t + _GAP_S for t in timeouts)
         exec_timeout = o.exec_overhead_s + per_candidate * len(chunk)
-        files = {
-            **shipped("atlas_trace.py", "atlas_batch.py"),
-            f"{io}-job.json": json.dumps(job).encode(),
-            f"{io}.sh": script.encode(),
-        }
-        result = await ws.run_with_files(
-            files, f"bash {io}.sh", timeout_s=exec_timeout, output_limit_bytes=500_000_000
-        )
+        out, timed_out, cpu = await self._run_worker(ws, inst, nonce, job, exec_timeout)
         self.stats.execs += 1
-        out = result.output
         mark = marker(nonce)
         err = re.search(re.escape(mark) + r"error (.*)", out)
         if err:
@@ -403,8 +400,8 @@ class BatchEvaluator:
             elif line.startswith(mark + "result "):
                 raw = json.loads(line[len(mark) + 7 :])
                 got[int(raw["index"])] = self._result(raw, cands, tests)
-        self.stats.cpu_seconds += exec_cpu_seconds(out, nonce) or 0.0
-        if not started_ok and not result.timed_out:
+        self.stats.cpu_seconds += cpu
+        if not started_ok and not timed_out:
             stderr = read_emitted(out, nonce, "stderr") or out[-2000:]
             raise SandboxError(
                 f"the batch worker did not start in the workspace of {inst.instance_id}: "
@@ -412,8 +409,8 @@ class BatchEvaluator:
             )
         why = ""
         if len(got) < len(chunk):
-            if result.timed_out:
-                why = f"the exec timed out after {exec_timeout:g}s"
+            if timed_out:
+                why = f"the worker timed out after {exec_timeout:g}s"
             else:
                 fatal = re.search(re.escape(mark) + r"fatal (.*)", out)
                 stderr = read_emitted(out, nonce, "stderr") or ""
@@ -421,6 +418,58 @@ class BatchEvaluator:
                     f"; stderr: {stderr[-1000:]}" if stderr.strip() else ""
                 )
         return got, why
+
+    async def _run_worker(
+        self, ws: Any, inst: SWEInstance, nonce: str, job: dict[str, Any], timeout_s: float
+    ) -> tuple[str, bool, float]:
+        """Run the batch worker on ``job``: forked from the runtime's zygote between the
+        driver's halves when the workspace has the runtime (pytest already imported),
+        else as a new interpreter inside the one-script driver. Its output (the result
+        lines), whether it timed out, and the CPU seconds of everything it ran."""
+        io = f"{IO_DIR}/atlas-{nonce}"
+        if has_runtime(ws) and not self.options.fresh:
+            first, cmd = await warm_setup(ws, inst, nonce, timeout_s=300)
+            got = None
+            if cmd is not None:
+                job = {**job, "results_file": f"{io}-results.jsonl"}
+                request = {"op": "batch", "job": job, "env": cmd.env, "cwd": TESTBED}
+                got = await ws.tests(
+                    python=cmd.python, env=cmd.env, cwd=cmd.cwd, request=request,
+                    timeout_s=timeout_s,
+                )  # fmt: skip
+            if got is not None and not got[0].get("unavailable"):
+                answer, data = got
+                out = data.decode("utf-8", errors="replace")
+                if answer.get("runtime_died") or answer.get("zygote_died"):
+                    # what the worker finished before it went, from its results file
+                    found = await ws.read_files([f"{io}-results.jsonl"])
+                    saved = (found or {}).get(f"{io}-results.jsonl") or b""
+                    why = answer.get("runtime_died") or answer.get("zygote_died")
+                    out = saved.decode("utf-8", "replace") + f"\n{marker(nonce)}fatal {why}\n"
+                last = await warm_cleanup(ws, inst, nonce)
+                self.stats.warm.append(True)
+                cpu = first.cpu_seconds + float(answer.get("cpu") or 0.0) + last.cpu_seconds
+                return out, bool(answer.get("timed_out")), cpu
+            await warm_cleanup(ws, inst, nonce)
+        body = "\n".join(
+            [
+                f'"$PY" {SHIP_DIR}/atlas_batch.py {io}-job.json 2>{io}-err.log',
+                f'echo "{marker(nonce)}worker-rc $?"',
+                emit_file(nonce, "stderr", f"{io}-err.log", limit=4000),
+            ]
+        )
+        script = driver(inst, nonce, body)
+        files = {
+            **(shipped() if not has_runtime(ws) else {}),
+            f"{io}-job.json": json.dumps(job).encode(),
+            f"{io}.sh": script.encode(),
+        }
+        result = await ws.run_with_files(
+            files, f"bash {io}.sh", timeout_s=timeout_s, output_limit_bytes=500_000_000
+        )
+        self.stats.warm.append(False)
+        out = result.output
+        return out, result.timed_out, exec_cpu_seconds(out, nonce) or 0.0
 
     @staticmethod
     def _result(

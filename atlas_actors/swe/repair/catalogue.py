@@ -58,7 +58,13 @@ range checkers), stmt_swap 10 (TBar FP14, move statement), decorator_change 3
 failing tests' exceptions) are judgement too: condition_synthesize 15 (condition
 synthesis, ACS/Nopol) and exception_translate 10 (an escaping builtin exception turned
 into the project's own). They were added before any measurement on a public
-program-repair benchmark.
+program-repair benchmark. The three families that synthesise a missing statement from
+the function's own shapes (:mod:`~atlas_actors.swe.repair.families.missing`) are
+judgement on the same scale too, below stmt_insert's 40 because each makes one narrow
+kind of statement: collection_update 12 (an add to a collection the code tests
+membership in), return_computed 10 (a ``return`` of what a branch assigns), base_case 8
+(a recursion's missing base case). They were added after the development set's bugs of
+that kind were written, and weighted before any of them was run.
 
 A candidate's prior is ``family.prior * suspiciousness`` of its statement (see
 :mod:`atlas_actors.swe.repair.operators`).
@@ -67,7 +73,7 @@ Where some edits live: ``//`` <-> ``/`` is an operator edit (arithmetic_operator
 FP8); ``range(n)`` -> ``range(n + 1)``/``range(n - 1)`` is off_by_one_constant, which
 moves any argument of ``range()`` by one; the builtin_swap table (min/max, any/all,
 floor/ceil, sorted/reversed, append/extend, ...) and why each pair is in it are in
-``_ops_expr``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable" (nothing
+``families.expressions``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable" (nothing
 in the file says which element is missing) and ManySStuBs4J's "Missing/Delete Throws
 Exception" beyond what deleting or inserting a ``raise`` statement does.
 """
@@ -316,6 +322,29 @@ _TABLE: tuple[tuple[str, str, str, float], ...] = (
         "staticmethod/classmethod/property decorators are removed or swapped",
         f"{_SSTUBS} Change Modifier (the Python analogue)",
         3.0,
+    ),
+    (
+        "collection_update",
+        "x.add(v), x.append(v) or x[v] = w is inserted, x a collection the function tests "
+        "membership in (or reads with .get) and never adds to",
+        "TBar FP4 Insert Missed Statement (Liu et al. 2019), synthesised from the "
+        "function's own reads; judgement",
+        12.0,
+    ),
+    (
+        "return_computed",
+        "return name is inserted after an assignment to name, in a function that returns values",
+        "TBar FP4 Insert Missed Statement / FP12 Mutate Return Statement; judgement",
+        10.0,
+    ),
+    (
+        "base_case",
+        "a recursive function gains if p == c: return r (or p <= c) before a top-level "
+        "statement: p a numeric parameter, c its compared constants, r a returned literal "
+        "or a number of the issue or the failing tests",
+        "TBar FP4 Insert Missed Statement; missing base cases (QuixBugs-style recursion "
+        "bugs, Lin et al. 2017); judgement",
+        8.0,
     ),
 )
 

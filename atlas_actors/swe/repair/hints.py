@@ -44,9 +44,12 @@ class RepairHints:
     """Quoted strings of the issue text (at most :data:`MAX_STRINGS`)."""
     exceptions: tuple[str, ...] = ()
     """Builtin exception types the failing tests fail with (not ``AssertionError``)."""
+    test_numbers: tuple[int, ...] = ()
+    """Integers in the failing tests' own functions (at most :data:`MAX_NUMBERS`, in
+    source order; only the ``base_case`` family reads them)."""
 
     def __bool__(self) -> bool:
-        return bool(self.numbers or self.strings or self.exceptions)
+        return bool(self.numbers or self.strings or self.exceptions or self.test_numbers)
 
 
 def _builtin_exception(name: str) -> bool:

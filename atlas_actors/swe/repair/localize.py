@@ -44,28 +44,31 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._shared import (
-    SHIP_DIR,
+from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
+from atlas_actors.swe.repair.workspace_driver import (
     Target,
     check_tests,
     driver,
     emit_file,
     exec_cpu_seconds,
+    has_runtime,
     marker,
     read_emitted,
     resolve_instance,
     shipped,
+    warm_cleanup,
+    warm_setup,
     workspace_of,
 )
-from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
-from atlas_actors.swe.workspace import IO_DIR, TESTBED
+from atlas_actors.swe.testrun import TestCommand, run_warm
+from atlas_actors.swe.workspace import IO_DIR, SHIP_DIR, TESTBED
 
 Formula = Literal["ochiai", "dstar", "tarantula"]
 Method = Literal["spectrum", "traceback", "none"]
@@ -462,56 +465,151 @@ async def measure(
     if not selected:
         raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
     nonce = uuid.uuid4().hex[:12]
-    names = " ".join(shlex.quote(t) for t in selected)
-    io = f"{IO_DIR}/atlas-{nonce}"
     limit = max(10, int(timeout_s) - 10)
     runs = [("cov", "1"), ("plain", "0")] if coverage else [("plain", "0")]
-    body = [
-        f"export ATLAS_TRACE_ROOT={TESTBED} ATLAS_TRACE_TIMEOUT={test_timeout_s:g} "
-        f'PYTHONPATH={SHIP_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}"'
-    ]
+    started = time.monotonic()
+    async with workspace_of(target) as ws:
+        got = None
+        if has_runtime(ws):
+            got = await _measure_warm(ws, inst, nonce, selected, runs, limit, test_timeout_s)
+        if got is None:
+            got = await _measure_cold(ws, inst, nonce, selected, runs, limit, test_timeout_s,
+                                      timeout_s)  # fmt: skip
+    data, logs, codes, cpu, timed_out = got
+    run = CoverageRun(coverage=coverage, seconds=time.monotonic() - started, cpu_seconds=cpu)
+    if timed_out:
+        run.notes.append(f"the run timed out after {timeout_s:g}s: results are partial")
+    for tag, _ in runs:
+        if codes.get(tag) in (124, 137):
+            run.notes.append(f"the {tag} run was killed after {limit // len(runs)}s: partial")
+    plain, _, collect = _records(data.get("plain"))
+    run.plain, run.collect_seconds = plain, collect
+    if coverage:
+        traced, branches, _ = _records(data.get("cov"))
+        run.traced, run.branches = traced, branches
+        if not any(t.failing and t.lines for t in traced):
+            run.notes.append("no coverage recorded for a failing test")
+    if not plain and not run.traced:
+        run.plain = _from_log(logs.get("plain"), selected)
+        run.notes.append("the plugin recorded nothing: tracebacks read from the pytest log")
+    return run
+
+
+Measured = tuple[dict[str, str | None], dict[str, str | None], dict[str, int | None], float, bool]
+"""Per run tag: the plugin's records and the pytest log; per tag the exit code; the CPU
+seconds; whether the whole run timed out."""
+
+
+def _trace_env(io: str, tag: str, flag: str, test_timeout_s: float) -> dict[str, str]:
+    return {
+        "ATLAS_TRACE_ROOT": TESTBED,
+        "ATLAS_TRACE_TIMEOUT": f"{test_timeout_s:g}",
+        "ATLAS_TRACE_OUT": f"{io}-{tag}.jsonl",
+        "ATLAS_TRACE_COVERAGE": flag,
+    }
+
+
+_PYTEST_ARGS = ["-p", "atlas_trace", "-p", "no:cacheprovider", "-q", "-rA", "--tb=native"]
+
+
+async def _measure_warm(
+    ws: Any,
+    inst: SWEInstance,
+    nonce: str,
+    selected: list[str],
+    runs: list[tuple[str, str]],
+    limit: int,
+    test_timeout_s: float,
+) -> Measured | None:
+    """Both runs in the runtime's zygote, between the driver's halves; None when the
+    tests cannot run there (then the cold path runs)."""
+    io = f"{IO_DIR}/atlas-{nonce}"
+    first, cmd = await warm_setup(ws, inst, nonce, timeout_s=300)
+    if cmd is None:
+        await warm_cleanup(ws, inst, nonce)
+        return None
+    logs: dict[str, str | None] = {}
+    codes: dict[str, int | None] = {}
+    cpu = first.cpu_seconds
     for tag, flag in runs:
+        warm = await _warm_run(ws, cmd, io, tag, flag, selected, limit // len(runs),
+                               test_timeout_s)  # fmt: skip
+        if warm is None:
+            await warm_cleanup(ws, inst, nonce)
+            return None
+        logs[tag] = warm.output
+        codes[tag] = 137 if warm.timed_out else warm.exit_code
+        cpu += warm.cpu_seconds
+    found = await ws.read_files([f"{io}-{tag}.jsonl" for tag, _ in runs]) or {}
+    data = {
+        tag: (found.get(f"{io}-{tag}.jsonl") or b"").decode("utf-8", "replace") or None
+        for tag, _ in runs
+    }
+    last = await warm_cleanup(ws, inst, nonce)
+    return data, logs, codes, cpu + last.cpu_seconds, False
+
+
+async def _warm_run(
+    ws: Any,
+    cmd: TestCommand,
+    io: str,
+    tag: str,
+    flag: str,
+    selected: list[str],
+    timeout_s: float,
+    test_timeout_s: float,
+) -> Any:
+    return await run_warm(
+        ws,
+        cmd,
+        env=_trace_env(io, tag, flag, test_timeout_s),
+        argv=[cmd.argv[0], *_PYTEST_ARGS, *selected],
+        path=[SHIP_DIR],
+        timeout_s=timeout_s,
+        output_limit_bytes=200_000,
+    )
+
+
+async def _measure_cold(
+    ws: Any,
+    inst: SWEInstance,
+    nonce: str,
+    selected: list[str],
+    runs: list[tuple[str, str]],
+    limit: int,
+    test_timeout_s: float,
+    timeout_s: float,
+) -> Measured:
+    """Both runs in one driver script, each a new interpreter."""
+    io = f"{IO_DIR}/atlas-{nonce}"
+    names = " ".join(shlex.quote(t) for t in selected)
+    body = [f'export PYTHONPATH={SHIP_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}"']
+    for tag, flag in runs:
+        trace_env = _trace_env(io, tag, flag, test_timeout_s)
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in trace_env.items())
         body.append(
-            f"ATLAS_TRACE_OUT={io}-{tag}.jsonl ATLAS_TRACE_COVERAGE={flag} "
-            f'timeout -s KILL {limit // len(runs)} "$PY" -m pytest -p atlas_trace '
-            f"-p no:cacheprovider -q -rA --tb=native {names} >{io}-{tag}.log 2>&1"
+            f'{env} timeout -s KILL {limit // len(runs)} "$PY" -m pytest '
+            f"{' '.join(_PYTEST_ARGS)} {names} >{io}-{tag}.log 2>&1"
         )
         body.append(f'echo "{marker(nonce)}rc-{tag} $?"')
         body.append(emit_file(nonce, f"data-{tag}", f"{io}-{tag}.jsonl"))
         body.append(emit_file(nonce, f"log-{tag}", f"{io}-{tag}.log", limit=200_000))
     script = driver(inst, nonce, "\n".join(body))
-    started = time.monotonic()
-    async with workspace_of(target) as ws:
-        files = {**shipped("atlas_trace.py"), f"{io}.sh": script.encode()}
-        result = await ws.run_with_files(
-            files, f"bash {io}.sh", timeout_s=timeout_s, output_limit_bytes=200_000_000
-        )
+    files = {**(shipped() if not has_runtime(ws) else {}), f"{io}.sh": script.encode()}
+    result = await ws.run_with_files(
+        files, f"bash {io}.sh", timeout_s=timeout_s, output_limit_bytes=200_000_000
+    )
     out = result.output
     err = re.search(re.escape(marker(nonce)) + r"error (.*)", out)
     if err:
         raise SandboxError(f"fault localisation of {inst.instance_id}: {err.group(1)}")
-    run = CoverageRun(
-        coverage=coverage,
-        seconds=time.monotonic() - started,
-        cpu_seconds=exec_cpu_seconds(out, nonce) or 0.0,
-    )
-    if result.timed_out:
-        run.notes.append(f"the run timed out after {timeout_s:g}s: results are partial")
+    codes: dict[str, int | None] = {}
     for tag, _ in runs:
         rc = re.search(re.escape(marker(nonce)) + f"rc-{tag} (\\d+)", out)
-        if rc and int(rc.group(1)) in (124, 137):
-            run.notes.append(f"the {tag} run was killed after {limit // len(runs)}s: partial")
-    plain, _, collect = _records(read_emitted(out, nonce, "data-plain"))
-    run.plain, run.collect_seconds = plain, collect
-    if coverage:
-        traced, branches, _ = _records(read_emitted(out, nonce, "data-cov"))
-        run.traced, run.branches = traced, branches
-        if not any(t.failing and t.lines for t in traced):
-            run.notes.append("no coverage recorded for a failing test")
-    if not plain and not run.traced:
-        run.plain = _from_log(read_emitted(out, nonce, "log-plain"), selected)
-        run.notes.append("the plugin recorded nothing: tracebacks read from the pytest log")
-    return run
+        codes[tag] = int(rc.group(1)) if rc else None
+    data = {tag: read_emitted(out, nonce, f"data-{tag}") for tag, _ in runs}
+    logs = {tag: read_emitted(out, nonce, f"log-{tag}") for tag, _ in runs}
+    return data, logs, codes, exec_cpu_seconds(out, nonce) or 0.0, result.timed_out
 
 
 async def localize(

@@ -56,20 +56,21 @@ import math
 import operator
 from collections.abc import Collection, Mapping
 
-from atlas_actors.swe.repair._digest import DigestTree, header_of, stmt_digest
-from atlas_actors.swe.repair._facts import Facts
-from atlas_actors.swe.repair._ops_call import EXPRESSION_FAMILIES
-from atlas_actors.swe.repair._ops_stmt import STATEMENT_FAMILIES
-from atlas_actors.swe.repair._source import Source
-from atlas_actors.swe.repair._stmts import StmtInfo, map_statements
-from atlas_actors.swe.repair._unit import Raw, Unit
+from atlas_actors.swe.repair.analysis.ast_keys import DigestTree, header_of, stmt_digest
+from atlas_actors.swe.repair.analysis.file_facts import Facts
+from atlas_actors.swe.repair.analysis.source_text import Source
+from atlas_actors.swe.repair.analysis.statement_map import StmtInfo, map_statements
 from atlas_actors.swe.repair.catalogue import CATALOGUE, FAMILIES
+from atlas_actors.swe.repair.families.missing import MISSING_FAMILIES
+from atlas_actors.swe.repair.families.names_calls import EXPRESSION_FAMILIES
+from atlas_actors.swe.repair.families.statement_view import Raw, Unit
+from atlas_actors.swe.repair.families.statements import STATEMENT_FAMILIES
 from atlas_actors.swe.repair.hints import RepairHints
 from atlas_actors.swe.repair.patch import CandidateEdit, edit_diff, split_lines
 
 __all__ = ["CandidateEdit", "generate_edits"]
 
-_IMPLEMENTATIONS = {**EXPRESSION_FAMILIES, **STATEMENT_FAMILIES}
+_IMPLEMENTATIONS = {**EXPRESSION_FAMILIES, **STATEMENT_FAMILIES, **MISSING_FAMILIES}
 _ORDER = {family.name: k for k, family in enumerate(CATALOGUE)}
 
 if set(_IMPLEMENTATIONS) != set(FAMILIES):  # pragma: no cover - a wiring error

@@ -52,7 +52,7 @@ import logging
 import random
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
@@ -60,9 +60,25 @@ import anyio
 from atlas_actors.environments.base import Toolbox
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
-from atlas_actors.search.mind_evolution import solution_key
-from atlas_actors.swe.repair.hints import RepairHints, hints_from
-from atlas_actors.types import Task
+from atlas_actors.swe.repair.antipatterns import (
+    ANTI_PATTERNS,
+    DEFAULT_ANTI_PATTERNS,
+    Evidence,
+    refusal,
+)
+from atlas_actors.swe.repair.hints import MAX_NUMBERS, RepairHints, hints_from
+from atlas_actors.swe.repair.probes import (
+    Variant,
+    broke,
+    ending,
+    numbers_in_test,
+    rebuilt_test_file,
+    split_test_id,
+    variants,
+)
+from atlas_actors.swe.repair.ranking import Closeness, closeness
+from atlas_actors.swe.repair.timeouts import timed_out
+from atlas_actors.types import Task, solution_key
 
 log = logging.getLogger(__name__)
 
@@ -186,17 +202,30 @@ class _Screened:
     progress: Progress
     moved: int = 0
     """How it moved the node's failing tests without fixing more (see :func:`movement`)."""
+    closeness: Closeness | None = None
+    """For an edit that passed every test: how close it stays to the original (the
+    ranking among green patches, :mod:`~atlas_actors.swe.repair.ranking`)."""
+
+
+_NO_CLOSENESS = Closeness(0, 0, 0)
 
 
 @dataclass
 class _NodePlan:
     edits: list[Any]
     """Candidate edits not screened yet, best prior first."""
+    scores: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Per file, the suspiciousness of the node's lines (the base's, carried over)."""
     screened: int = 0
     ranked: list[_Screened] = field(default_factory=list)
     """Screened edits not offered yet, best first."""
     moved_offered: int = 0
     """Children offered because they moved the failing tests (not more progress)."""
+    hung: set[tuple[str, str, int]] = field(default_factory=set)
+    """(path, family, line) of the screened edits that hit a test timeout: that
+    family's other edits of that line are screened last."""
+    timeouts: int = 0
+    """Screened edits of this node whose run hit a test timeout."""
 
 
 class OfflineRepairProposer:
@@ -220,6 +249,22 @@ class OfflineRepairProposer:
             make progress.
         family_boost: multiplies the prior of these families (memory raises the
             families that fixed similar failures).
+        antipatterns: the anti-patterns refused before the screen (names of
+            :data:`~atlas_actors.swe.repair.antipatterns.ANTI_PATTERNS`; default
+            :data:`~atlas_actors.swe.repair.antipatterns.DEFAULT_ANTI_PATTERNS`, empty
+            for none). A refused edit is never screened; its label, with the reason, is
+            kept in :attr:`refused`.
+        probe: run the failing tests on inputs near the tested ones for each edit that
+            passes every test, and refuse one that raises where the base does not
+            (:mod:`~atlas_actors.swe.repair.probes`).
+        rank_greens: order the edits that pass every test by how close they stay to
+            the original, then by fault localisation's rank of their line
+            (:mod:`~atlas_actors.swe.repair.ranking`), and offer one of them per answer,
+            the best (the search would keep the smallest of several); otherwise by
+            prior alone, as many as asked.
+        hang_patience: when a node's first screening has met this many edits that hit a
+            test timeout, it stops as soon as one edit passes every test (rather than
+            screening on for ``k`` of them: each hanging edit costs a timeout).
     """
 
     def __init__(
@@ -234,12 +279,25 @@ class OfflineRepairProposer:
         max_moved: int = 0,
         moved_screen: int = 189,
         family_boost: Mapping[str, float] | None = None,
+        antipatterns: Sequence[str] = DEFAULT_ANTI_PATTERNS,
+        probe: bool = True,
+        rank_greens: bool = True,
+        hang_patience: int = 32,
     ) -> None:
         if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
             raise ConfigError(
                 "screen must be at least 2, max_files and max_lines at least 1, "
                 "max_moved at least 0"
             )
+        unknown = sorted(set(antipatterns) - set(ANTI_PATTERNS))
+        if unknown:
+            raise ConfigError(
+                f"antipatterns: unknown {', '.join(unknown)}; allowed: {', '.join(ANTI_PATTERNS)}"
+            )
+        self.antipatterns = tuple(a for a in ANTI_PATTERNS if a in set(antipatterns))
+        self.probe = probe
+        self.rank_greens = rank_greens
+        self.hang_patience = hang_patience
         self.toolbox = toolbox
         self.families = list(families) if families is not None else None
         self.max_files = max_files
@@ -262,8 +320,19 @@ class OfflineRepairProposer:
         self._root_progress: dict[str, Progress] = {}
         self._hints: dict[str, RepairHints] = {}
         """Per task: the issue's constants and messages, the failing tests' exceptions."""
+        self._covered: dict[str, dict[str, set[int]]] = {}
+        """Per task and file: the base's lines some failing test runs."""
+        self._assertion_failures: dict[str, bool] = {}
+        """Per task: every failing test failed by an assertion at the base."""
+        self._test_sources: dict[tuple[str, str], str | None] = {}
+        """(task, test file) -> the file as the tests run it (test patch applied)."""
+        self.refused: dict[str, list[str]] = {}
+        """Per task: the edits refused as anti-patterns, ``"<anti-pattern>: <reason>:
+        <label>"``, in the order the plans met them."""
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
+        self.timeouts: dict[str, int] = {}
+        """Per task: screened edits whose run hit a test timeout (each counted once)."""
         self.passing: dict[str, set[str]] = {}
         """Distinct screened patches (node patch + edit) that passed every selected test."""
         self.passing_diffs: dict[str, list[str]] = {}
@@ -286,6 +355,8 @@ class OfflineRepairProposer:
         out = {
             "screened": float(self.screened.get(task_id, 0)),
             "passing_patches": float(len(self.passing.get(task_id, ()))),
+            "refused": float(len(self.refused.get(task_id, ()))),
+            "timeouts": float(self.timeouts.get(task_id, 0)),
         }
         if task_id in self.first_passing:
             out["first_passing_at"] = float(self.first_passing[task_id][0])
@@ -317,7 +388,8 @@ class OfflineRepairProposer:
                     [],
                     problems=["fault localisation found no suspicious line in the repository"],
                 )
-            plan = _NodePlan(edits=await self._edits(task, node, patch, suspicious))
+            edits, scores = await self._edits(task, node, patch, suspicious)
+            plan = _NodePlan(edits=edits, scores=scores)
             if at in self._moved_only:
                 # a node reached by a move is a guess: only its likeliest edits are screened
                 plan.edits = plan.edits[: self.moved_screen]
@@ -327,7 +399,8 @@ class OfflineRepairProposer:
             # the search should see a node's best edits, not merely its likeliest
             while plan.edits and plan.screened < self.first_screen:
                 await self._screen(task, node, patch, plan)
-                if sum(1 for r in plan.ranked if r.passed) >= k:
+                greens = sum(1 for r in plan.ranked if r.passed)
+                if greens >= k or (greens and plan.timeouts >= self.hang_patience):
                     break
         tried = {solution_key(a) for a in node.tried}
         here = self._progress.get(at)
@@ -346,6 +419,11 @@ class OfflineRepairProposer:
                 if moved and passing:
                     # edits that only move the failing tests (ranked after every edit
                     # that makes progress) wait while this answer has one that passes
+                    return out
+                if s.passed and passing and self.rank_greens:
+                    # one green edit per answer, the best ranked: the search keeps the
+                    # smallest verified patch, which would undo the ranking; the others
+                    # wait for the next expansion, should this one not verify
                     return out
                 plan.ranked.pop(0)
                 if not (made or moved) or solution_key(s.action) in tried:
@@ -369,8 +447,20 @@ class OfflineRepairProposer:
                 )
             if len(out) >= k or not plan.edits:
                 break
+            if passing and plan.timeouts >= self.hang_patience:
+                break  # one green edit is enough where screening costs timeouts
             await self._screen(task, node, patch, plan)
         return out
+
+    async def node_edits(self, task: Task, node: NodeView) -> list[Any]:
+        """The edits this proposer would screen at ``node``, best first (anti-patterns
+        refused): the plan of a node before any screening. Empty when localisation
+        finds no suspicious line."""
+        suspicious = await self._suspicious(task)
+        if not suspicious:
+            return []
+        patch = node.solution if isinstance(node.solution, str) else ""
+        return (await self._edits(task, node, patch, suspicious))[0]
 
     async def _failing_tests(self, task: Task) -> set[str]:
         loc = await self.toolbox.invoke(task, "localize")  # cached by the environment
@@ -390,11 +480,25 @@ class OfflineRepairProposer:
             for s in lines:
                 found.setdefault(s.path, {})[s.line] = float(s.score)
             self._localized[task.id] = found
+            covered: dict[str, set[int]] = {}
+            for s in loc.lines:
+                if s.failed > 0:
+                    covered.setdefault(s.path, set()).add(s.line)
+            self._covered[task.id] = covered
             statement = str(task.context.get("problem_statement") or task.description or "")
             failing = set(loc.failing)
-            self._hints[task.id] = hints_from(
+            self._assertion_failures[task.id] = all(
+                t.message.startswith("AssertionError") for t in loc.tests if t.test in failing
+            )
+            hints = hints_from(
                 statement, (t.message for t in loc.tests if t.test in failing and t.message)
             )
+            numbers: dict[int, None] = {}
+            for test in loc.failing:
+                source = await self._test_source(task, split_test_id(test)[0])
+                if source:
+                    numbers.update(dict.fromkeys(numbers_in_test(source, test, MAX_NUMBERS)))
+            self._hints[task.id] = replace(hints, test_numbers=tuple(numbers)[:MAX_NUMBERS])
         return found
 
     async def _edits(
@@ -403,7 +507,8 @@ class OfflineRepairProposer:
         node: NodeView,
         patch: str,
         suspicious: dict[str, dict[int, float]],
-    ) -> list[Any]:
+    ) -> tuple[list[Any], dict[str, dict[int, float]]]:
+        """The node's edits, best first, and its files' suspiciousness by line."""
         from atlas_actors.swe.repair.operators import generate_edits
         from atlas_actors.swe.repair.siblings import sibling_edits
 
@@ -416,11 +521,13 @@ class OfflineRepairProposer:
                 self._base_texts[(task.id, p)] = base.get(p)
         now = await self.toolbox.invoke(task, "read_files", paths=files, state=node.state)
         edits: list[Any] = []
+        scores: dict[str, dict[int, float]] = {}
         for path in files:
             text, base_text = now.get(path), self._base_texts.get((task.id, path))
             if text is None or base_text is None:
                 continue
             lines = remap_lines(base_text, text, suspicious[path])
+            scores[path] = lines
             try:
                 single = generate_edits(
                     text, path, lines, families=self.families, hints=self._hints.get(task.id)
@@ -428,8 +535,8 @@ class OfflineRepairProposer:
             except ValueError as e:  # a file the operators cannot read
                 log.warning("task %s: no edits for %s: %s", task.id, path, e)
                 continue
-            edits += single
-            edits += sibling_edits(single, text, path, lines)
+            made = single + sibling_edits(single, text, path, lines)
+            edits += self._refuse(task, path, base_text, text, made)
         # a family's prior is the chance a fix is of that kind: spread it over the family's
         # variants on the line, so families with many variants do not crowd out the rest
         variants: dict[tuple[str, str, int], int] = {}
@@ -442,7 +549,29 @@ class OfflineRepairProposer:
             return float(share * self.family_boost.get(edit.family, 1.0))
 
         edits.sort(key=lambda edit: (-weight(edit), edit.path, edit.line))
-        return edits
+        return edits, scores
+
+    def _refuse(
+        self, task: Task, path: str, base_text: str, text: str, edits: list[Any]
+    ) -> list[Any]:
+        """``edits`` without the anti-patterns (recorded in :attr:`refused`)."""
+        if not self.antipatterns:
+            return edits
+        base_covered = self._covered.get(task.id, {}).get(path, set())
+        covered = remap_lines(base_text, text, dict.fromkeys(base_covered, 1.0))
+        evidence = Evidence(
+            covered={path: set(covered)},
+            assertion_failures=self._assertion_failures.get(task.id, False),
+        )
+        kept = []
+        refused = self.refused.setdefault(task.id, [])
+        for edit in edits:
+            why = refusal(edit, evidence, self.antipatterns)
+            if why is None:
+                kept.append(edit)
+            else:
+                refused.append(f"{why[0]}: {why[1]}: {edit.label}")
+        return kept
 
     async def _screen(self, task: Task, node: NodeView, patch: str, plan: _NodePlan) -> None:
         """Screen the next batch of ``plan``'s edits and rank them into ``plan.ranked``.
@@ -483,9 +612,18 @@ class OfflineRepairProposer:
                 found = self.passing_diffs.setdefault(task.id, [])
                 if res.patch not in found:
                     found.append(res.patch)
+        self._deprioritise_hangs(task, plan, batch, results)
+        greens = [edit for edit, res in zip(batch, results, strict=True) if res.passed]
+        broken: dict[int, str] = {}
+        if greens and self.probe:
+            reasons = await self._probe(task, node, current, greens)
+            broken = {id(g): why for g, why in zip(greens, reasons, strict=True) if why}
+            self.refused.setdefault(task.id, []).extend(
+                f"probe: {why}: {g.label}" for g in greens if (why := broken.get(id(g)))
+            )
         screened: list[_Screened] = []
         for edit, res in zip(batch, results, strict=True):
-            if not res.applied or not res.compiled:
+            if not res.applied or not res.compiled or id(edit) in broken:
                 continue
             progress = _progress_of(res, f2p)
             moved = 0
@@ -493,14 +631,87 @@ class OfflineRepairProposer:
                 moved = movement(node_failures, failures(res, f2p))
             action = {"kind": "apply_patch", "patch": edit.diff}
             s = _Screened(action, edit.label, edit.family, edit.prior, res.passed, progress, moved)
+            if res.passed and self.rank_greens:
+                s.closeness = closeness(edit, plan.scores)
             if res.passed:
                 self.passing.setdefault(task.id, set()).add(solution_key([patch, edit.diff]))
             screened.append(s)
         # the best first; earlier screens' leftovers stay ahead only when they are better
         plan.ranked = sorted(
             [*plan.ranked, *screened],
-            key=lambda s: (not s.passed, -s.progress[0], -s.progress[1], -s.moved, -s.prior),
+            key=lambda s: (
+                not s.passed,
+                -s.progress[0],
+                -s.progress[1],
+                -s.moved,
+                s.closeness or _NO_CLOSENESS,
+                -s.prior,
+            ),
         )
+
+    def _deprioritise_hangs(
+        self, task: Task, plan: _NodePlan, batch: list[Any], results: Sequence[Any]
+    ) -> None:
+        """Count the edits whose run hit a test timeout, and move the same family's
+        edits of the same line to the end of the plan (they tend to hang alike)."""
+        for edit, res in zip(batch, results, strict=True):
+            if timed_out(res):
+                self.timeouts[task.id] = self.timeouts.get(task.id, 0) + 1
+                plan.timeouts += 1
+                plan.hung.add((edit.path, edit.family, edit.line))
+        if plan.hung:
+            plan.edits.sort(key=lambda e: (e.path, e.family, e.line) in plan.hung)
+
+    async def _test_source(self, task: Task, path: str) -> str | None:
+        """The test file ``path`` as the tests run it (the task's test patch applied)."""
+        key = (task.id, path)
+        if key not in self._test_sources:
+            base = await self.toolbox.invoke(task, "read_files", paths=[path])
+            test_patch = str(task.context.get("test_patch") or "")
+            self._test_sources[key] = await rebuilt_test_file(base.get(path), path, test_patch)
+        return self._test_sources[key]
+
+    async def _probe(
+        self, task: Task, node: NodeView, current: Mapping[str, str | None], greens: list[Any]
+    ) -> list[str | None]:
+        """Per green edit, why the probes refuse it (None: they do not): the failing tests
+        rerun with one of their numbers moved (:func:`~atlas_actors.swe.repair.probes.
+        variants`), on the node and on each edit, and an edit that raises where the node
+        does not is refused."""
+        from atlas_actors.swe.repair.batch import CandidatePatch
+
+        loc = await self.toolbox.invoke(task, "localize")
+        reasons: list[str | None] = [None] * len(greens)
+        for test in loc.failing:
+            source = await self._test_source(task, split_test_id(test)[0])
+            found: list[Variant] = variants(source, test) if source else []
+            if not found:
+                continue
+            width = 1 + len(greens)
+            candidates = []
+            for v in found:
+                candidates.append(CandidatePatch(files={**current, v.path: v.source}, label="node"))
+                candidates += [
+                    CandidatePatch(
+                        files={**current, g.path: g.new_text, v.path: v.source}, label=g.label
+                    )
+                    for g in greens
+                ]
+            results = await self.toolbox.invoke(
+                task, "try_candidates", candidates=candidates, tests=[test]
+            )
+            for k, v in enumerate(found):
+                row = results[k * width : (k + 1) * width]
+                if not row[0].tests:
+                    continue
+                base_end = ending(row[0].tests[0])
+                for n, res in enumerate(row[1:]):
+                    if reasons[n] is None and res.tests and broke(base_end, ending(res.tests[0])):
+                        reasons[n] = (
+                            f"raises {ending(res.tests[0])} where the base does not, with "
+                            f"{v.what} in {test}"
+                        )
+        return reasons
 
 
 def _progress_of(result: Any, failing: set[str]) -> Progress:

@@ -44,6 +44,14 @@ class SiblingEdit:
     """Every line changed (1-based), the edit's first."""
     new_text: str = field(repr=False)
     diff: str = field(repr=False)
+    original: str = field(repr=False, compare=False, default="")
+    """The text the edit was made on."""
+
+    @property
+    def hunk(self) -> tuple[int, int, int]:
+        """The first changed line, as ``(line, removed, added)``: every change replaces
+        one line by one, so no line moves."""
+        return (self.lines[0], 1, 1)
 
 
 def _ident(ch: str) -> bool:
@@ -185,6 +193,7 @@ def sibling_edits(
                 lines=touched,
                 new_text=new_text,
                 diff=git_diff(path, lines, changed, blocks),
+                original=text,
             )
         )
     return out

@@ -25,7 +25,7 @@ import pytest
 
 from atlas_actors.swe.environment import SWEEnvironment
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair._digest import DigestTree, normalised_key
+from atlas_actors.swe.repair.analysis.ast_keys import DigestTree, normalised_key
 from atlas_actors.swe.repair.operators import CandidateEdit, generate_edits
 from atlas_actors.swe.repair.patch import split_lines
 

@@ -246,7 +246,7 @@ async def test_fresh_interpreters_give_the_same_verdicts_and_conftest_changes_us
         fresh_ev = BatchEvaluator(fresh=True, default_timeout_s=2)
         fresh = await fresh_ev.evaluate(env, None, cands)
         assert fresh_ev.stats.modes == ["fresh"]
-        # A new conftest is read by a fresh interpreter, not the prepared session.
+        # A new conftest is read by a new session (reloaded), not the prepared one.
         conftest = await BatchEvaluator().evaluate(
             env, None, [{WRAP: v["fix"], "tests/conftest.py": boom}, {WRAP: v["fix"]}]
         )
@@ -254,7 +254,7 @@ async def test_fresh_interpreters_give_the_same_verdicts_and_conftest_changes_us
     assert [_outcomes(r) for r in fork] == [_outcomes(r) for r in fresh], fresh
     assert [r.passed for r in fresh] == [True, False, False, False]
     assert all(r.mode == "fresh" for r in fresh if r.compiled)
-    assert conftest[0].mode == "fresh" and _outcomes(conftest[0]) == ["error"]
+    assert conftest[0].mode == "reload" and _outcomes(conftest[0]) == ["error"]
     assert "boom" in conftest[0].tests[0].message
     assert conftest[1].mode == "fork" and conftest[1].passed
 
@@ -292,18 +292,23 @@ async def test_agent_state_kept_batches_split_and_timeouts_scale(
 
 @pytest.fixture
 def worker_module() -> Any:
-    """``atlas_batch`` imported as the workspace imports it (beside ``atlas_trace``)."""
+    """``atlas_batch`` imported as the workspace imports it (beside ``atlas_trace`` and
+    the runtime's ``atlas_zygote``)."""
     import sys
+    from pathlib import Path
 
-    from atlas_actors.swe.repair._shared import INCONTAINER
+    import atlas_actors.swe.repair
+    from atlas_actors.sandbox.runtime import INCONTAINER
 
-    sys.path.insert(0, str(INCONTAINER))
+    dirs = [str(INCONTAINER), str(Path(atlas_actors.swe.repair.__file__).with_name("incontainer"))]
+    sys.path[:0] = dirs
     try:
         import atlas_batch  # type: ignore[import-not-found]
 
         yield atlas_batch
     finally:
-        sys.path.remove(str(INCONTAINER))
+        for d in dirs:
+            sys.path.remove(d)
 
 
 def test_tree_guard_removes_new_files_only_and_never_git(worker_module: Any, tmp_path: Any) -> None:
@@ -364,3 +369,34 @@ def test_diff_paths(worker_module: Any) -> None:
         "diff --git a/old.py b/renamed.py\nrename from old.py\nrename to renamed.py\n"
     )
     assert worker_module._diff_paths(diff) == ["a/x.py", "new.py", "old.py", "renamed.py"]
+
+
+def test_rebinding_points_conftests_at_the_reimported_code_or_says_it_cannot(
+    worker_module: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A conftest that imported the package (a module, a class, a function) is pointed at
+    the package imported again; one that holds an instance of its class cannot be."""
+    import importlib
+    import sys
+
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # the rewrite keeps size and second
+    root = tmp_path / "repo"
+    (root / "pkgx").mkdir(parents=True)
+    (root / "pkgx" / "__init__.py").write_text("class A:\n    V = 1\n\ndef f():\n    return 1\n")
+    (root / "confa.py").write_text("import pkgx\nfrom pkgx import A, f\nN = 3\n")
+    (root / "confb.py").write_text("import pkgx\nOBJ = pkgx.A()\n")
+    sys.path.insert(0, str(root))
+    try:
+        confa, confb = importlib.import_module("confa"), importlib.import_module("confb")
+        old = sys.modules["pkgx"]
+        (root / "pkgx" / "__init__.py").write_text(
+            "class A:\n    V = 2\n\ndef f():\n    return 2\n"
+        )
+        assert worker_module.rebind_repository(str(root), [confa])
+        assert confa.pkgx is sys.modules["pkgx"] and confa.pkgx is not old
+        assert confa.A.V == 2 and confa.f() == 2 and confa.N == 3
+        assert not worker_module.rebind_repository(str(root), [confb])
+    finally:
+        sys.path.remove(str(root))
+        for name in ("pkgx", "confa", "confb"):
+            sys.modules.pop(name, None)

@@ -913,6 +913,69 @@ CASES: list[tuple[str, str, str, int, int]] = [
         8,
         4,
     ),
+    (
+        "collection_update",
+        """
+        def first_sightings(names):
+            seen = set()
+            out = []
+            for name in names:
+                if name in seen:
+                    continue
+                out.append(name)
+            return out
+        """,
+        """
+        def first_sightings(names):
+            seen = set()
+            out = []
+            for name in names:
+                if name in seen:
+                    continue
+                out.append(name)
+                seen.add(name)
+            return out
+        """,
+        7,
+        1,
+    ),
+    (
+        "return_computed",
+        """
+        def parse(text):
+            if text.endswith("%"):
+                value = float(text[:-1]) / 100
+            return float(text)
+        """,
+        """
+        def parse(text):
+            if text.endswith("%"):
+                value = float(text[:-1]) / 100
+                return value
+            return float(text)
+        """,
+        3,
+        1,
+    ),
+    (
+        "base_case",
+        """
+        def fact(n):
+            if n < 0:
+                raise ValueError("negative")
+            return n * fact(n - 1)
+        """,
+        """
+        def fact(n):
+            if n < 0:
+                raise ValueError("negative")
+            if n == 0:
+                return 1
+            return n * fact(n - 1)
+        """,
+        4,
+        2,
+    ),
 ]
 
 
@@ -1077,3 +1140,44 @@ def test_an_ordering_is_synthesised_in_both_directions(
         source, {2: 1.0}, families=["condition_synthesize"], hints=RepairHints(numbers=numbers)
     )
     assert want in {e.new_text.splitlines(keepends=True)[1] for e in edits}
+
+
+def test_collection_updates_follow_how_the_file_builds_the_collection(
+    generate: Generate,
+) -> None:
+    """A dict gets ``x[k] = v`` with a nearby name, a list ``append``, a collection the
+    function already updates or an upper-case table nothing."""
+    source = """
+    LIMITS = {}
+    owners = {}
+    queue = []
+
+
+    def claim(item, who):
+        if item in owners or item in LIMITS:
+            return False
+        ticket = len(queue)
+        if item not in queue:
+            print(ticket)
+        return True
+    """
+    edits = generate(source, {11: 1.0}, families=["collection_update"])
+    made = {e.label.split("`")[1] for e in edits}
+    assert "owners[item] = ticket" in made and "queue.append(item)" in made
+    assert not any("LIMITS" in m or "queue.add" in m for m in made)
+
+
+def test_base_cases_go_only_into_recursive_functions(generate: Generate) -> None:
+    flat = "def f(n):\n    if n < 0:\n        return 0\n    return n * 2\n"
+    assert generate(flat, {4: 1.0}, families=["base_case"]) == []
+    recursive = flat.replace("n * 2", "f(n - 1) + 2")
+    edits = generate(recursive, {4: 1.0}, families=["base_case"], hints=RepairHints(numbers=(7,)))
+    labels = [e.label.split("`")[1] for e in edits]
+    assert labels[:3] == ["if n == 0: return 0", "if n == 0: return 7", "if n == 0: return 1"]
+
+
+def test_return_of_a_computed_value_needs_a_function_that_returns_values(
+    generate: Generate,
+) -> None:
+    procedure = "def log(x):\n    if x:\n        text = str(x)\n    print(x)\n"
+    assert generate(procedure, {3: 1.0}, families=["return_computed"]) == []

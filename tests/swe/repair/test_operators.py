@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import atlas_actors
-from atlas_actors.swe.repair._digest import normalised_key
+from atlas_actors.swe.repair.analysis.ast_keys import normalised_key
 from atlas_actors.swe.repair.catalogue import CATALOGUE, FAMILIES, family_names
 from atlas_actors.swe.repair.operators import generate_edits
 from atlas_actors.swe.repair.patch import CandidateEdit, combine_patches, remap_suspicious

@@ -165,7 +165,7 @@ class InProcessToolbox:
         await anyio.sleep(0)  # a real toolbox waits: let other calls run
         if tool == "localize":
             lines = [
-                SimpleNamespace(path="calc.py", line=n, score=s)
+                SimpleNamespace(path="calc.py", line=n, score=s, failed=1)
                 for n, s in ((2, 0.9), (3, 0.9), (4, 0.8))
             ]
             return SimpleNamespace(

@@ -1,5 +1,7 @@
 """Evaluates a batch of candidate patches in one process; runs INSIDE the container or
-sandbox, on the instance's own Python and pytest (standard library otherwise).
+sandbox, on the instance's own Python and pytest (standard library otherwise), Python 3.6
+and up. The runtime's test zygote forks it (``run_job``: pytest is already imported);
+without the runtime it runs on its own:
 
     python3 atlas_batch.py JOB.json
 
@@ -21,10 +23,19 @@ How a batch runs:
   left (it is a child subreaper), puts the original files back (with their original
   modification times), removes files the tests created in the repository and the child's
   private TMPDIR, and prints one result line for the candidate.
-* A candidate that changes a file the worker itself has imported (a conftest, or code a
-  conftest imports), or any conftest or pytest configuration file, runs in a fresh
-  interpreter instead (fork + exec), so nothing stale is used; so does every candidate
-  when preparing the session failed.
+* A candidate that changes code the worker itself has imported (code a conftest
+  imports) is *rebound*: its child drops every module of the repository but the
+  conftests (and other plugins) the session holds, and points those plugins' names at
+  the repository's modules imported again (from cached bytecode, the changed files
+  compiled afresh); the prepared session then runs as for any candidate. When that is
+  not safe (a conftest holds an instance of the repository's classes, or a class built
+  on one) or the re-import fails, and for a candidate that changes a conftest or a
+  pytest configuration file, the child is *reloaded* instead: every module of the
+  repository dropped (and pytest's import hooks) and a new pytest session run, so the
+  code, conftests and configuration are all read afresh. Either way pytest, the standard
+  library and the installed packages stay imported. Every candidate is reloaded when
+  preparing the session failed; ``force_fresh`` runs each in a new interpreter instead
+  (fork + exec, for cross-checks).
 * Compiled modules go to ``sys.pycache_prefix`` (outside the repository). Every file the
   worker writes gets a modification time no other content of that file had, so a cached
   ``.pyc`` (keyed by mtime and size) never stands in for different source.
@@ -35,57 +46,40 @@ Output lines on stdout (everything else goes to /dev/null): ``@@atlas:<nonce>:re
 ``@@atlas:<nonce>:result {json}`` per candidate, ``@@atlas:<nonce>:done``.
 """
 
-from __future__ import annotations
-
 import contextlib
-import ctypes
 import gc
+import importlib
 import json
+import linecache
 import os
-import resource
 import select
 import shutil
 import signal
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+import types
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 if TYPE_CHECKING:
+    from atlas_actors.sandbox.incontainer import atlas_zygote as zygote
     from atlas_actors.swe.repair.incontainer import atlas_trace as trace
 else:  # shipped side by side into the workspace
     import atlas_trace as trace
+    import atlas_zygote as zygote
 
 _SCRIPT = os.path.abspath(__file__)
 _GAP_S = 2.0
 """Allowance for pytest's own work between two tests (and after the last one)."""
 _FRESH_START_S = 30.0
 """Allowance for a fresh interpreter to start pytest, before the collection timeout."""
-_PR_SET_PDEATHSIG = 1
 _PR_SET_CHILD_SUBREAPER = 36
 _MAX_TREE_DIRS = 20000
 _SESSION_FILES = frozenset(
     ("conftest.py", "pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini", ".pytest.ini")
 )
 """Files the prepared session read (or looked for) before forking: a candidate that
-changes or adds one runs in a fresh interpreter."""
-
-try:
-    _LIBC: Any = ctypes.CDLL(None, use_errno=True)
-except OSError:  # pragma: no cover - no libc
-    _LIBC = None
-
-
-def _prctl(option: int, arg: int) -> None:
-    if _LIBC is not None:
-        _LIBC.prctl(option, arg, 0, 0, 0)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        n = os.write(fd, view)
-        view = view[n:]
+changes or adds one is reloaded."""
 
 
 # ------------------------------------------------------------------------- child side
@@ -95,28 +89,28 @@ class BatchPlugin(trace.StateHooks):
     """Registered in the pytest session: orders the selected tests, reports each test's
     start and verdict on the pipe, and stops the run at the first test that fails."""
 
-    def __init__(self, root: str, tests: list[str], fail_fast: bool, keep_going: int = 0) -> None:
+    def __init__(self, root: str, tests: List[str], fail_fast: bool, keep_going: int = 0) -> None:
         self.root = os.path.realpath(root)
         self.files = trace.RepoFiles(self.root)
         self.tests = tests
         self.fail_fast = fail_fast
         self.keep_going = keep_going
         """The first this many tests run even after a failure (fail-fast starts after)."""
-        self.plan: list[int] = list(range(len(tests)))
+        self.plan: List[int] = list(range(len(tests)))
         self.fd = -1
         self.pid = -1
         self.session: Any = None
-        self.index: dict[str, int] = {}
-        self.states: dict[str, trace.TestState] = {}
-        self.collect_errors: list[str] = []
-        self.wanted: dict[str, set[str]] = {}
+        self.index: Dict[str, int] = {}
+        self.states: Dict[str, trace.TestState] = {}
+        self.collect_errors: List[str] = []
+        self.wanted: Dict[str, Set[str]] = {}
         """Per test file: the names (functions, classes) the selected tests live under."""
         for t in tests:
             parts = t.split("::")
             if len(parts) > 1:
                 self.wanted.setdefault(parts[0], set()).add(parts[1].split("[")[0])
 
-    def attach(self, fd: int, plan: list[int]) -> None:
+    def attach(self, fd: int, plan: List[int]) -> None:
         """In the child: where to report, and which tests (indices) to run."""
         self.fd, self.pid, self.plan = fd, os.getpid(), plan
 
@@ -125,7 +119,7 @@ class BatchPlugin(trace.StateHooks):
             return
         text = kind if payload is None else kind + " " + json.dumps(payload)
         with contextlib.suppress(OSError):
-            _write_all(self.fd, (text + "\n").encode("utf-8", "replace"))
+            zygote.write_all(self.fd, (text + "\n").encode("utf-8", "replace"))
 
     def pytest_sessionstart(self, session: Any) -> None:
         self.session = session
@@ -150,7 +144,7 @@ class BatchPlugin(trace.StateHooks):
         return []
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: Any) -> None:
-        by_id: dict[str, Any] = {}
+        by_id: Dict[str, Any] = {}
         for item in items:
             by_id.setdefault(trace.test_id(item, self.root), item)
         keep = []
@@ -210,70 +204,109 @@ class BatchPlugin(trace.StateHooks):
             self.session.shouldstop = "atlas: first failure"
 
 
-def _child_setup(job: dict[str, Any], tmp: str) -> None:
+def _child_setup(job: Dict[str, Any], tmp: str) -> None:
     """In a forked child: own process group, limits, quiet fds, private TMPDIR."""
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
-    _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    for fd in (0, 1, 2):
-        os.dup2(devnull, fd)
-    os.close(devnull)
-    limits = [(resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, int(job["file_limit_bytes"]))]
-    if int(job.get("memory_bytes") or 0) > 0:
-        limits.append((resource.RLIMIT_AS, int(job["memory_bytes"])))
-    for res, value in limits:
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(res, (value, value))
-    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
-    os.makedirs(tmp, exist_ok=True)
-    for key in ("TMPDIR", "TMP", "TEMP"):
-        os.environ[key] = tmp
-    import tempfile
-
-    tempfile.tempdir = None
+    zygote.child_setup(int(job["file_limit_bytes"]), int(job.get("memory_bytes") or 0), None, tmp)
 
 
-def _pytest_args(job: dict[str, Any]) -> list[str]:
+def _pytest_args(job: Dict[str, Any]) -> List[str]:
     """The options, then each test file once: pytest collects a whole module either way,
     and one argument per file spares it matching every node id (the plugin selects)."""
     files = dict.fromkeys(t.split("::", 1)[0] for t in job["tests"])
     return [*job["pytest_args"], *files]
 
 
-def _import_pytest(pycache: str) -> Any:
-    """Import pytest and its built-in plugins (from the interpreter's own compiled files),
-    then send every later import's compiled file to ``pycache`` (outside the repository;
-    a global prefix set earlier would recompile pytest itself on every first run)."""
-    import importlib
+def purge_repository(root: str) -> None:
+    """Forget every module of the repository at ``root`` and pytest's import hooks (in a
+    reloading child: the next session imports the repository's code afresh)."""
+    for name in zygote.repository_modules(root):
+        del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "AssertionRewritingHook"]
+    importlib.invalidate_caches()
+    linecache.clearcache()
 
-    import pytest
-    from _pytest.config import default_plugins
 
-    for name in default_plugins:
-        with contextlib.suppress(Exception):
-            importlib.import_module(f"_pytest.{name}")
-    if pycache:
-        sys.pycache_prefix = pycache
-    return pytest
+def _lookup(module: types.ModuleType, qualname: str) -> Any:
+    value: Any = module
+    for part in qualname.split("."):
+        value = getattr(value, part, None)
+        if value is None:
+            return None
+    return value
+
+
+def rebind_repository(root: str, plugins: List[types.ModuleType]) -> bool:
+    """In a child whose candidate changed code the prepared session had imported: drop
+    the repository's modules except ``plugins`` (the conftests and other plugin modules
+    the session holds) and rebind the plugins' names that pointed into them to the same
+    names in the modules imported again. False when that is not safe (a plugin holds an
+    instance of a repository class, a class built on one, or a container of either) or
+    the import fails: then the caller reloads the whole session."""
+    keep = {id(m) for m in plugins}
+    gone = {n for n, m in zygote.repository_modules(root).items() if id(m) not in keep}
+    for name in gone:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+    linecache.clearcache()
+
+    def stale(value: Any) -> bool:
+        kind = type(value)
+        if kind.__module__ in gone:
+            return True
+        if isinstance(value, type):
+            return any(base.__module__ in gone for base in value.__mro__[1:])
+        return False
+
+    try:
+        for plugin in plugins:
+            names = plugin.__dict__
+            for name, value in list(names.items()):
+                if isinstance(value, types.ModuleType):
+                    if value.__name__ in gone:
+                        names[name] = importlib.import_module(value.__name__)
+                    continue
+                owner = getattr(value, "__module__", None)
+                if isinstance(value, (type, types.FunctionType)) and owner in gone:
+                    qualname = getattr(value, "__qualname__", "") or ""
+                    new = _lookup(importlib.import_module(str(owner)), qualname)
+                    if new is None:
+                        return False
+                    names[name] = new
+                    continue
+                if stale(value):
+                    return False
+                if isinstance(value, (list, tuple, set, frozenset, dict)):
+                    items = [*value.keys(), *value.values()] if isinstance(value, dict) else value
+                    for x in list(items)[:1000]:
+                        if stale(x) or getattr(x, "__module__", None) in gone:
+                            return False
+    except Exception:
+        return False
+    return True
+
+
+def run_session(job: Dict[str, Any], fd: int, plan: List[int]) -> None:
+    """One candidate's tests in a new pytest session (reloading child, or a fresh
+    interpreter), reporting on ``fd``."""
+    root = job["root"]
+    plugin = BatchPlugin(root, job["tests"], bool(job["fail_fast"]), int(job.get("keep_going", 0)))
+    plugin.attach(fd, plan)
+    sys.dont_write_bytecode = True  # the worker's warm-up wrote the unchanged modules'
+    try:
+        pytest = zygote.import_pytest(job.get("pycache") or "")
+        pytest.main(_pytest_args(job), plugins=[plugin])
+    except BaseException as e:
+        plugin.send("E", trace.describe(e))
+    plugin.send("X")
 
 
 def fresh_child(spec_path: str, fd: int, plan_text: str) -> None:
     """``atlas_batch.py --child SPEC FD PLAN``: one candidate's tests in a fresh interpreter."""
     with open(spec_path, encoding="utf-8") as f:
         job = json.load(f)
-    root = job["root"]
-    os.chdir(root)
-    sys.path.insert(0, root)
-    plugin = BatchPlugin(root, job["tests"], bool(job["fail_fast"]), int(job.get("keep_going", 0)))
-    plugin.attach(fd, [int(x) for x in plan_text.split(",") if x])
-    sys.dont_write_bytecode = True  # the worker's warm-up wrote the unchanged modules'
-    try:
-        pytest = _import_pytest(job.get("pycache") or "")
-        pytest.main(_pytest_args(job), plugins=[plugin])
-    except BaseException as e:
-        plugin.send("E", trace.describe(e))
-    plugin.send("X")
+    os.chdir(job["root"])
+    sys.path.insert(0, job["root"])
+    run_session(job, fd, [int(x) for x in plan_text.split(",") if x])
     os._exit(0)
 
 
@@ -283,11 +316,11 @@ def fresh_child(spec_path: str, fd: int, plan_text: str) -> None:
 class Changes:
     """The files one candidate changed, with what to put back."""
 
-    def __init__(self, root: str, stamps: _Stamps) -> None:
+    def __init__(self, root: str, stamps: "_Stamps") -> None:
         self.root = root
         self.stamps = stamps
-        self.saved: dict[str, tuple[bytes | None, os.stat_result | None]] = {}
-        self.new_dirs: list[str] = []
+        self.saved: Dict[str, Tuple[Optional[bytes], Optional[os.stat_result]]] = {}
+        self.new_dirs: List[str] = []
 
     def path(self, rel: str) -> str:
         """The absolute path of ``rel``; ValueError when it leaves the repository."""
@@ -308,7 +341,7 @@ class Changes:
             try:
                 st = os.stat(full)
                 with open(full, "rb") as f:
-                    data: bytes | None = f.read()
+                    data: Optional[bytes] = f.read()
             except FileNotFoundError:
                 st, data = None, None
             except IsADirectoryError:
@@ -330,7 +363,7 @@ class Changes:
             f.write(data)
         self.stamps.touch(full)
 
-    def changed(self) -> list[str]:
+    def changed(self) -> List[str]:
         return sorted(self.saved)
 
     def restore(self) -> None:
@@ -371,7 +404,7 @@ class TreeGuard:
     only folders whose modification time changed are listed again."""
 
     def __init__(self, root: str) -> None:
-        self.dirs: dict[str, tuple[int, frozenset[str]]] = {}
+        self.dirs: Dict[str, Tuple[int, FrozenSet[str]]] = {}
         for path, dirnames, filenames in os.walk(root):
             with contextlib.suppress(OSError):
                 self.dirs[path] = (os.stat(path).st_mtime_ns, frozenset(dirnames + filenames))
@@ -379,7 +412,7 @@ class TreeGuard:
             if len(self.dirs) >= _MAX_TREE_DIRS:
                 break
 
-    def clean(self) -> list[str]:
+    def clean(self) -> List[str]:
         removed = []
         for path, (mtime, names) in self.dirs.items():
             try:
@@ -401,9 +434,9 @@ class TreeGuard:
         return removed
 
 
-def _diff_paths(diff: str) -> list[str]:
+def _diff_paths(diff: str) -> List[str]:
     """The repository paths a unified diff touches (both sides of renames)."""
-    out: list[str] = []
+    out: List[str] = []
 
     def add(p: str) -> None:
         p = p.strip().split("\t")[0]
@@ -428,31 +461,14 @@ def _diff_paths(diff: str) -> list[str]:
     return out
 
 
-def _death(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        if sig == signal.SIGXFSZ:
-            return "killed: file size limit exceeded (SIGXFSZ)"
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = f"signal {sig}"
-        if sig == signal.SIGKILL:
-            return "killed (SIGKILL: memory limit?)"
-        return f"killed by {name}"
-    if os.WIFEXITED(status):
-        return f"the test process exited (code {os.WEXITSTATUS(status)})"
-    return "crashed"
-
-
 class Worker:
-    def __init__(self, job: dict[str, Any], out_fd: int) -> None:
+    def __init__(self, job: Dict[str, Any], out_fd: int) -> None:
         self.job = job
         self.out_fd = out_fd
         self.nonce = job["nonce"]
         self.root = os.path.realpath(job["root"])
-        self.tests: list[str] = list(job["tests"])
-        self.timeouts: list[float] = [float(t) for t in job["timeouts"]]
+        self.tests: List[str] = list(job["tests"])
+        self.timeouts: List[float] = [float(t) for t in job["timeouts"]]
         self.collect_timeout = float(job["collect_timeout"])
         self.fail_fast = bool(job["fail_fast"])
         self.keep_going = int(job.get("keep_going", 0))
@@ -460,18 +476,31 @@ class Worker:
         self.stamps = _Stamps()
         self.mode = "fork"
         self.prep_error = ""
-        self.loaded: set[str] = set()
+        self.loaded: Set[str] = set()
+        self.plugins: List[types.ModuleType] = []
+        """The repository's modules the prepared session holds as plugins (conftests)."""
+        self.plugin_files: Set[str] = set()
+        self.ran_as = "fork"
         self.config: Any = None
         self.session: Any = None
         self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast, self.keep_going)
         self.spec = os.path.join(self.tmp, "spec.json")
-        self.guard: TreeGuard | None = None
+        self.guard: Optional[TreeGuard] = None
+        self.results_fd = -1
+        """Where each line also goes as it is written (``results_file``): what a worker
+        killed half way through (with everything else in the container) had finished."""
+        if job.get("results_file"):
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            self.results_fd = os.open(job["results_file"], flags, 0o644)
 
     def emit(self, kind: str, payload: Any = None) -> None:
         text = f"@@atlas:{self.nonce}:{kind}"
         if payload is not None:
             text += " " + json.dumps(payload, separators=(",", ":"))
-        _write_all(self.out_fd, (text + "\n").encode("utf-8", "replace"))
+        line = (text + "\n").encode("utf-8", "replace")
+        zygote.write_all(self.out_fd, line)
+        if self.results_fd >= 0:
+            zygote.write_all(self.results_fd, line)
 
     # --- preparation
     def prepare(self) -> None:
@@ -488,14 +517,15 @@ class Worker:
         os.chdir(self.root)
         sys.path.insert(0, self.root)  # as `python -m pytest` does
         with contextlib.suppress(OSError):
-            _prctl(_PR_SET_CHILD_SUBREAPER, 1)
+            zygote.prctl(_PR_SET_CHILD_SUBREAPER, 1)
         version = ""
         try:
-            pytest = _import_pytest("")
+            pytest = zygote.import_pytest("")
             from _pytest.config import _prepareconfig
 
             version = str(pytest.__version__)
             if self.job.get("force_fresh"):
+                self.mode = "fresh"
                 raise RuntimeError("fresh interpreters requested")
             config = _prepareconfig(_pytest_args(self.job), [self.plugin])
             config._do_configure()
@@ -504,7 +534,7 @@ class Worker:
             config.hook.pytest_sessionstart(session=session)
             self.config, self.session = config, session
         except BaseException as e:
-            self.mode = "fresh"
+            self.mode = "fresh" if self.mode == "fresh" else "reload"
             self.prep_error = trace.describe(e)
         prefix = self.root.rstrip("/") + "/"
         for module in list(sys.modules.values()):
@@ -513,8 +543,14 @@ class Worker:
                 real = os.path.realpath(filename)
                 if real.startswith(prefix):
                     self.loaded.add(real)
-        if self.job.get("pycache"):
-            sys.pycache_prefix = self.job["pycache"]
+        if self.config is not None:
+            repo = zygote.repository_modules(self.root)
+            held = {id(p) for p in self.config.pluginmanager.get_plugins()}
+            self.plugins = [m for m in repo.values() if id(m) in held]
+            for m in self.plugins:
+                self.plugin_files.add(os.path.realpath(getattr(m, "__file__", "") or ""))
+        if self.job.get("pycache") and hasattr(sys, "pycache_prefix"):
+            sys.pycache_prefix = self.job["pycache"]  # novermin
         if self.mode == "fork":
             sys.dont_write_bytecode = False
             self.warm_up()
@@ -522,11 +558,11 @@ class Worker:
         self.guard = TreeGuard(self.root)
         gc.collect()
         if hasattr(gc, "freeze"):
-            gc.freeze()
+            gc.freeze()  # novermin
         self.emit(
             "ready",
             {
-                "cpu": round(cpu_seconds(), 4),
+                "cpu": round(zygote.cpu_seconds(), 4),
                 "mode": self.mode,
                 "error": self.prep_error,
                 "seconds": round(time.perf_counter() - started, 4),
@@ -556,11 +592,11 @@ class Worker:
             os.killpg(pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
-        self.sweep()
+        zygote.sweep()
         shutil.rmtree(os.path.join(self.tmp, "warm"), ignore_errors=True)
 
     # --- one candidate
-    def apply(self, cand: dict[str, Any], changes: Changes) -> str:
+    def apply(self, cand: Dict[str, Any], changes: Changes) -> str:
         """Apply a candidate; "" or why it does not apply."""
         files = cand.get("files") or {}
         diff = cand.get("diff") or ""
@@ -594,7 +630,12 @@ class Worker:
         ):  # fmt: skip
             try:
                 proc = subprocess.run(
-                    argv, cwd=self.root, capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+                    argv,
+                    cwd=self.root,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
                 )
             except (OSError, subprocess.TimeoutExpired) as e:
                 errors.append(f"{argv[0]}: {e}")
@@ -626,14 +667,19 @@ class Worker:
                 return f"{os.path.relpath(full, self.root)}: {trace.describe(e)}"
         return ""
 
-    def run_tests(self, fresh: bool, tmp: str) -> tuple[list[dict[str, Any]], str]:
-        """Run the selected tests; their verdicts in run order, and a note when a test
-        process hung or died. Without fail-fast a fresh child goes on after such a test."""
-        verdicts: dict[int, dict[str, Any]] = {}
+    def run_tests(self, mode: str, tmp: str) -> Tuple[List[Dict[str, Any]], str]:
+        """Run the selected tests (``mode``: ``fork`` from the prepared session,
+        ``rebind`` from it with the repository's code imported again, ``reload`` in a new
+        session, ``fresh`` in a new interpreter); their verdicts in run order, and a note
+        when a test process hung or died. Without fail-fast a new child goes on after
+        such a test. :attr:`ran_as` says how the children really ran (a rebind that was
+        not safe reloads)."""
+        self.ran_as = mode
+        verdicts: Dict[int, Dict[str, Any]] = {}
         plan = list(range(len(self.tests)))
         notes = []
         while plan:
-            decided, note = self._run_child(plan, fresh, tmp, verdicts)
+            decided, note = self._run_child(plan, mode, tmp, verdicts)
             if note:
                 notes.append(note)
             plan = [i for i in plan if i not in verdicts]
@@ -643,7 +689,7 @@ class Worker:
 
     def _verdict(
         self, i: int, outcome: str, message: str, seconds: float = 0.0, line: int = 0
-    ) -> dict[str, Any]:
+    ) -> Dict[str, Any]:
         return {
             "test": self.tests[i],
             "outcome": outcome,
@@ -653,8 +699,8 @@ class Worker:
         }
 
     def _run_child(
-        self, plan: list[int], fresh: bool, tmp: str, verdicts: dict[int, dict[str, Any]]
-    ) -> tuple[bool, str]:
+        self, plan: List[int], mode: str, tmp: str, verdicts: Dict[int, Dict[str, Any]]
+    ) -> Tuple[bool, str]:
         """One child over ``plan`` (test indices, in order). Returns whether the candidate
         is decided (a test failed and fail-fast is on) and, when the child hung or died, a
         note saying so (that test's verdict is then ``timeout`` or ``crashed``)."""
@@ -664,10 +710,17 @@ class Worker:
             try:
                 os.close(r)
                 _child_setup(self.job, tmp)
-                if fresh:
+                if mode == "fresh":
                     os.set_inheritable(w, True)
                     argv = [sys.executable, _SCRIPT, "--child", self.spec, str(w)]
                     os.execv(sys.executable, [*argv, ",".join(map(str, plan))])
+                if mode == "rebind" and not rebind_repository(self.root, self.plugins):
+                    zygote.write_all(w, b"M reload\n")
+                    mode = "reload"
+                if mode == "reload":
+                    purge_repository(self.root)
+                    run_session(self.job, w, plan)
+                    os._exit(0)
                 self.plugin.attach(w, plan)
                 try:
                     self.config.hook.pytest_collection(session=self.session)
@@ -682,8 +735,8 @@ class Worker:
         os.close(w)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)
-        found: set[int] = set(plan)
-        current: int | None = None
+        found: Set[int] = set(plan)
+        current: Optional[int] = None
         collected = done = decided = False
         error = ""
 
@@ -691,9 +744,10 @@ class Worker:
             later = [self.timeouts[i] for i in plan if i in found and i not in verdicts]
             return now + (later[0] if later else 0.0) + _GAP_S
 
-        # A fresh interpreter's start (pytest imported, the session prepared) is ours to
-        # pay, not the candidate's: it does not count against the collection timeout.
-        deadline = time.monotonic() + self.collect_timeout + (_FRESH_START_S if fresh else 0.0)
+        # A new session's preparation (in a fresh interpreter: pytest imported too) is ours
+        # to pay, not the candidate's: it does not count against the collection timeout.
+        extra = 0.0 if mode == "fork" else _FRESH_START_S
+        deadline = time.monotonic() + self.collect_timeout + extra
         buf = b""
         eof = timed_out = False
         try:
@@ -749,6 +803,8 @@ class Worker:
                                 and info["outcome"] not in trace.PASSING
                             )
                         deadline = next_deadline(now)
+                    elif kind == "M":
+                        self.ran_as = rest.strip()
                     elif kind == "E":
                         error = json.loads(rest) if rest.startswith('"') else rest
                     elif kind == "X":
@@ -760,9 +816,9 @@ class Worker:
             status = 0
             with contextlib.suppress(ChildProcessError):
                 _, status = os.waitpid(pid, 0)
-            self.sweep()
+            zygote.sweep()
         if timed_out or eof:
-            reason = _death(status) if eof else ""
+            reason = zygote.death(status) if eof else ""
             if current is not None and 0 <= current < len(self.tests):
                 target = current
                 msg = (
@@ -789,22 +845,7 @@ class Worker:
             return True, error
         return decided, ""
 
-    def sweep(self) -> None:
-        """Kill and reap every process left behind (orphans come to us: subreaper)."""
-        me = os.getpid()
-        for _ in range(500):
-            kids = _children(me)
-            if not kids:
-                break
-            for kid in kids:
-                with contextlib.suppress(OSError):
-                    os.kill(kid, signal.SIGKILL)
-            _reap()
-            if _children(me):
-                time.sleep(0.002)
-        _reap()
-
-    def diff_of(self, cand: dict[str, Any], changes: Changes) -> str | None:
+    def diff_of(self, cand: Dict[str, Any], changes: Changes) -> Optional[str]:
         """The candidate as a git diff against the base commit (for the full verify)."""
         if cand.get("diff"):
             return str(cand["diff"])
@@ -815,9 +856,9 @@ class Worker:
         env = {**os.environ, "GIT_INDEX_FILE": index}
         try:
 
-            def git(*args: str, data: bytes | None = None) -> str:
+            def git(*args: str, data: Optional[bytes] = None) -> str:
                 proc = subprocess.run(
-                    ["git", *args], cwd=self.root, env=env, input=data, capture_output=True,
+                    ["git", *args], cwd=self.root, env=env, input=data, stdout=subprocess.PIPE,
                     timeout=60, check=True,
                 )  # fmt: skip
                 return proc.stdout.decode("utf-8", "surrogateescape")
@@ -845,12 +886,12 @@ class Worker:
             with contextlib.suppress(OSError):
                 os.unlink(index)
 
-    def evaluate(self, k: int, cand: dict[str, Any]) -> dict[str, Any]:
+    def evaluate(self, k: int, cand: Dict[str, Any]) -> Dict[str, Any]:
         started = time.perf_counter()
-        cpu = cpu_seconds()
+        cpu = zygote.cpu_seconds()
         changes = Changes(self.root, self.stamps)
         tmp = os.path.join(self.tmp, f"c{k}")
-        result: dict[str, Any] = {
+        result: Dict[str, Any] = {
             "index": k,
             "applied": False,
             "compiled": False,
@@ -871,12 +912,16 @@ class Worker:
                 result["error"] = error
                 return result
             result["compiled"] = True
-            fresh = self.mode == "fresh" or any(
-                os.path.realpath(p) in self.loaded or os.path.basename(p) in _SESSION_FILES
-                for p in changes.changed()
-            )
-            result["mode"] = "fresh" if fresh else "fork"
-            tests, note = self.run_tests(fresh, tmp)
+            changed = [os.path.realpath(p) for p in changes.changed()]
+            mode = self.mode
+            if mode == "fork" and any(
+                p in self.plugin_files or os.path.basename(p) in _SESSION_FILES for p in changed
+            ):
+                mode = "reload"
+            elif mode == "fork" and any(p in self.loaded for p in changed):
+                mode = "rebind"
+            tests, note = self.run_tests(mode, tmp)
+            result["mode"] = self.ran_as
             result["tests"] = tests
             result["note"] = note
             passed = len(tests) == len(self.tests) and all(
@@ -892,50 +937,26 @@ class Worker:
                 result["removed"] = [os.path.relpath(p, self.root) for p in self.guard.clean()]
             shutil.rmtree(tmp, ignore_errors=True)
             result["seconds"] = round(time.perf_counter() - started, 6)
-            result["cpu"] = round(cpu_seconds() - cpu, 6)
+            result["cpu"] = round(zygote.cpu_seconds() - cpu, 6)
         return result
 
 
-def _children(pid: int) -> list[int]:
+def run_job(job: Dict[str, Any], out_fd: int) -> None:
+    """Evaluate the job's candidates, writing the result lines to ``out_fd``."""
+    worker = Worker(job, out_fd)
     try:
-        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    out = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", encoding="ascii", errors="replace") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[1]) == pid:
-                out.append(int(name))
-        except (OSError, IndexError, ValueError):
-            continue
-    return out
+        worker.prepare()
+        for k, cand in enumerate(job["candidates"]):
+            worker.emit("result", worker.evaluate(int(cand.get("index", k)), cand))
+    except BaseException as e:
+        worker.emit("fatal", trace.describe(e))
+        raise
+    finally:
+        shutil.rmtree(worker.tmp, ignore_errors=True)
+    worker.emit("done", {"cpu": round(zygote.cpu_seconds(), 4)})
 
 
-def cpu_seconds() -> float:
-    """CPU time of this process and of every descendant reaped so far."""
-    me, kids = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-
-
-def _reap() -> None:
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-
-
-def main(argv: list[str]) -> int:
+def main(argv: List[str]) -> int:
     if len(argv) >= 5 and argv[1] == "--child":
         fresh_child(argv[2], int(argv[3]), argv[4])
         return 0
@@ -947,17 +968,7 @@ def main(argv: list[str]) -> int:
         os.dup2(devnull, fd)
     os.close(devnull)
     del sys.path[0]  # this script's folder: not the repository's business
-    worker = Worker(job, out_fd)
-    try:
-        worker.prepare()
-        for k, cand in enumerate(job["candidates"]):
-            worker.emit("result", worker.evaluate(int(cand.get("index", k)), cand))
-    except BaseException as e:
-        worker.emit("fatal", trace.describe(e))
-        raise
-    finally:
-        shutil.rmtree(worker.tmp, ignore_errors=True)
-    worker.emit("done", {"cpu": round(cpu_seconds(), 4)})
+    run_job(job, out_fd)
     return 0
 
 

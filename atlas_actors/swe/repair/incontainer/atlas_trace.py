@@ -20,8 +20,6 @@ The batch worker (``atlas_batch.py``) imports the helpers below: :func:`test_id`
 :class:`RepoFiles` (which files are repository code).
 """
 
-from __future__ import annotations
-
 import ast
 import json
 import os
@@ -29,8 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 PASSING = ("passed", "xfailed")
 """Outcomes that count as a pass (as swebench grades: PASSED, XFAIL)."""
@@ -54,14 +51,14 @@ class RepoFiles:
     def __init__(self, root: str) -> None:
         self.root = os.path.realpath(root)
         self.prefix = self.root.rstrip("/") + "/"
-        self.cache: dict[str, str | None] = {}
+        self.cache: Dict[str, Optional[str]] = {}
 
-    def rel(self, filename: str) -> str | None:
+    def rel(self, filename: str) -> Optional[str]:
         try:
             return self.cache[filename]
         except KeyError:
             pass
-        out: str | None = None
+        out: Optional[str] = None
         if filename.endswith(".py") and not filename.startswith("<"):
             real = os.path.realpath(filename)
             if real.startswith(self.prefix):
@@ -92,14 +89,14 @@ def test_id(item: Any, root: str) -> str:
     return head + sep + rest
 
 
-def _frames(exc: BaseException | None, files: RepoFiles) -> list[tuple[str, int]]:
+def _frames(exc: Optional[BaseException], files: RepoFiles) -> List[Tuple[str, int]]:
     """Repository frames of ``exc``'s traceback and of the exceptions it chains to,
     innermost first (the raising exception's frames before its causes')."""
-    out: list[tuple[str, int]] = []
-    seen: set[int] = set()
+    out: List[Tuple[str, int]] = []
+    seen: Set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        frames: list[tuple[str, int]] = []
+        frames: List[Tuple[str, int]] = []
         tb = exc.__traceback__
         while tb is not None:
             rel = files.rel(tb.tb_frame.f_code.co_filename)
@@ -113,7 +110,7 @@ def _frames(exc: BaseException | None, files: RepoFiles) -> list[tuple[str, int]
     return out
 
 
-def test_line(exc: BaseException | None, test_file: str) -> int:
+def test_line(exc: Optional[BaseException], test_file: str) -> int:
     """The line of ``test_file`` where ``exc`` passed last (the innermost frame of the
     traceback in that file: the statement of the test that failed); 0 when none is."""
     if exc is None or not test_file:
@@ -127,7 +124,7 @@ def test_line(exc: BaseException | None, test_file: str) -> int:
     return line
 
 
-def describe(exc: BaseException | None) -> str:
+def describe(exc: Optional[BaseException]) -> str:
     """``Type: message`` of an exception, cut to a few hundred characters."""
     if exc is None:
         return ""
@@ -148,7 +145,7 @@ class TestState:
         self.outcome = "passed"
         self.seconds = 0.0
         self.message = ""
-        self.tb: list[tuple[str, int]] = []
+        self.tb: List[Tuple[str, int]] = []
         self.line = 0
         """The line of the test's own file where the failure passed last (0: none)."""
         self.reported = False
@@ -171,7 +168,7 @@ class TestState:
         self.seconds += float(getattr(report, "duration", 0.0) or 0.0)
         wasxfail = hasattr(report, "wasxfail")
         when = report.when
-        outcome: str | None = None
+        outcome: Optional[str] = None
         if when == "call":
             if report.passed:
                 outcome = "xpassed" if wasxfail else "passed"
@@ -199,7 +196,7 @@ class StateHooks:
     (``states`` is filled at ``pytest_runtest_logstart`` by the plugin)."""
 
     files: RepoFiles
-    states: dict[str, TestState]
+    states: Dict[str, TestState]
 
     def pytest_runtest_makereport(self, item: Any, call: Any) -> None:
         state = self.states.get(item.nodeid)
@@ -213,7 +210,7 @@ class StateHooks:
             state.report(report)
 
 
-def branches(path: str) -> list[list[Any]]:
+def branches(path: str) -> List[List[Any]]:
     """``[[line of an if/elif/while, [first line of each branch]], ...]`` of a file: the
     decisions whose outcome sends execution into a block (used to credit a condition with
     the suspiciousness of the blocks it chooses)."""
@@ -227,7 +224,7 @@ def branches(path: str) -> list[list[Any]]:
         decorators = getattr(stmt, "decorator_list", None) or []
         return int(min([stmt.lineno, *(d.lineno for d in decorators)]))
 
-    out: list[list[Any]] = []
+    out: List[List[Any]] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.If):
             kids = [first(node.body[0])] + ([first(node.orelse[0])] if node.orelse else [])
@@ -250,14 +247,14 @@ class Recorder(StateHooks):
         self.files = RepoFiles(self.root)
         self.coverage = coverage
         self.timeout_s = timeout_s
-        self.ids: dict[str, str] = {}
-        self.states: dict[str, TestState] = {}
-        self.lines: dict[str, set[int]] = {}
-        self.known_files: set[str] = set()
+        self.ids: Dict[str, str] = {}
+        self.states: Dict[str, TestState] = {}
+        self.lines: Dict[str, Set[int]] = {}
+        self.known_files: Set[str] = set()
         self.collect_started = 0.0
-        self.collect_errors: list[str] = []
+        self.collect_errors: List[str] = []
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: Dict[str, Any]) -> None:
         self.out.write(json.dumps(record, separators=(",", ":")) + "\n")
         self.out.flush()
 
@@ -267,7 +264,7 @@ class Recorder(StateHooks):
         rel_of = self.files.rel
         by_file = self.lines
 
-        def tracer(frame: Any, event: str, arg: Any) -> Callable[..., Any] | None:
+        def tracer(frame: Any, event: str, arg: Any) -> Optional[Callable[..., Any]]:
             filename = frame.f_code.co_filename
             rel = cache[filename] if filename in cache else rel_of(filename)
             if rel is None:
