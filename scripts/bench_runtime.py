@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import resource
 import shlex
@@ -46,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchcpu import daemon_seconds  # noqa: E402
+from benchkit import add_json_flag, print_table, write_json  # noqa: E402
 
 from atlas_actors.sandbox.docker import ContainerLimits, DockerClient  # noqa: E402
 from atlas_actors.swe.environment import (  # noqa: E402
@@ -301,6 +301,15 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         else:
             instances = load_example_instances(args.names or None, root=args.root)
         out["tests"] = [await bench_tests(i, args) for i in instances]
+        print_table(
+            ["instance", "cold s", "warm s", "warm/cold", "prepared/cold"],
+            [
+                [r.get("instance"), r.get("cold_s"), r.get("warm_s"), r.get("ratio"),
+                 r.get("prepared_ratio")]
+                for r in out["tests"]
+            ],
+            title="test-run wall time (medians)",
+        )  # fmt: skip
         for key, what in (("ratio", "warm"), ("prepared_ratio", "warm, prepared")):
             ratios = [r[key] for r in out["tests"] if key in r]
             if ratios:
@@ -319,11 +328,10 @@ def main() -> int:
     p.add_argument("--root", type=Path, default=EXAMPLES_DIR, help="examples-format folder")
     p.add_argument("--names", nargs="*", default=None, help="only these (substrings of ids)")
     p.add_argument("--timeout", type=float, default=600.0, help="per test run, seconds")
-    p.add_argument("--json", type=Path, default=None)
+    add_json_flag(p)
     args = p.parse_args()
     out = anyio.run(main_async, args)
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=1))
+    write_json(args.json, out)
     return 0
 
 

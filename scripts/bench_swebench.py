@@ -35,6 +35,7 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from benchkit import add_json_flag, print_table, write_json
 
 from atlas_actors.cli.swe_build import parse_mirrors, parse_pins, parse_uploaded_prior_to
 from atlas_actors.environments.local import LocalEvaluator
@@ -86,14 +87,13 @@ COLUMNS: list[tuple[str, Callable[[Row, Row | None], str]]] = [
 """(header, cell from the build.json entry and the validation.json entry)."""
 
 
-def table(build: dict[str, Row], validation: dict[str, Row], width: int) -> str:
-    lines = ["| instance | " + " | ".join(h for h, _ in COLUMNS) + " |"]
-    lines.append("|---" * (len(COLUMNS) + 1) + "|")
+def table_rows(build: dict[str, Row], validation: dict[str, Row], width: int) -> list[list[str]]:
+    rows = []
     for iid in sorted(build):
         cells = [f(build[iid], validation.get(iid)) for _, f in COLUMNS]
         cells[-1] = cells[-1][:width]
-        lines.append(f"| {iid} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        rows.append([iid, *cells])
+    return rows
 
 
 async def main(args: argparse.Namespace) -> int:
@@ -136,16 +136,18 @@ async def main(args: argparse.Namespace) -> int:
     build = json.loads((out / "build.json").read_text())["instances"]
     build = {k: v for k, v in build.items() if k in {r["instance_id"] for r in rows}}
     validation = json.loads((out / "validation.json").read_text())["instances"]
-    print(table(build, validation, args.reason_width))
+    print_table(
+        ["instance", *(h for h, _ in COLUMNS)],
+        table_rows(build, validation, args.reason_width),
+        title="SWE-bench instances built here",
+    )
     ok = sum(1 for k in build if (validation.get(k) or {}).get("reproducible"))
     print(
         f"\nreproducible {ok} of {len(build)}; this run: build {build_s:.0f} s, "
         f"validation {validate_s:.0f} s (jobs {args.jobs})"
     )
-    if args.json:
-        figures = {"build": build, "validation": validation, "reproducible": ok}
-        text = json.dumps(figures, indent=2) + "\n"
-        await anyio.to_thread.run_sync(Path(args.json).write_text, text)
+    figures = {"build": build, "validation": validation, "reproducible": ok}
+    await anyio.to_thread.run_sync(write_json, args.json, figures)
     return 0
 
 
@@ -163,5 +165,5 @@ if __name__ == "__main__":
     ap.add_argument("--image-prefix", default="atlas-swe", help="image names' start")
     ap.add_argument("--eval-timeout", type=float, default=1800.0)
     ap.add_argument("--reason-width", type=int, default=160)
-    ap.add_argument("--json", default=None, help="also write the figures here")
+    add_json_flag(ap)
     sys.exit(anyio.run(main, ap.parse_args()))

@@ -104,7 +104,7 @@ KEYS = (
     "created_at",
 )
 MANIFEST_ABOUT = (
-    "Development bug set for offline program repair (issue 25): small repositories written "
+    "Development bug set for offline program repair: small repositories written "
     "for this project, one realistic bug each. Metadata for scripts/bench_repair.py; the "
     "repair search never reads it. kind: single (one edit fixes it), two-edit (two lines "
     "must both change), hard (a multi-token logic change), trap (the visible tests also "

@@ -80,7 +80,7 @@ class DSLProposer:
         held_out_step: int = 1000,
     ) -> None:
         """``initial_budget``/``mutate_budget``: op applications the enumeration spends per
-        ``initial`` / ``mutate`` call (about 2000-4000 per second on one core).
+        ``initial`` / ``mutate`` call.
         ``initial_seconds``: cap on the enumeration in ``initial``, in CPU seconds of the
         thread doing it (a safety net for huge grids; CPU time, not wall-clock time, so a
         busy machine or other searches in the process do not change the result).
