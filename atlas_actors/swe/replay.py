@@ -588,6 +588,8 @@ class ReplayModel:
         """Requests it could not answer (the server answered them 500)."""
         self.requests: Counter[str] = Counter()
         """Requests answered, by kind: ``propose``, ``look``, ``judge``."""
+        self.calls: Counter[str] = Counter()
+        """Requests answered, by instance id."""
 
     def __call__(self, req: ChatRequest) -> str:
         try:
@@ -611,6 +613,7 @@ class ReplayModel:
         users = [str(m.get("content", "")) for m in req.messages if m.get("role") == "user"]
         prompt = users[0]
         replay = self.replay_for(prompt)
+        self.calls[replay.instance_id] += 1
         shown = _section(prompt, _PATCH_HEAD, _PATCH_END)
         if shown is None:
             raise ReplayError("no current patch in the prompt")
@@ -668,6 +671,7 @@ class ReplayModel:
         self.requests["judge"] += 1
         prompt = req.last_user
         replay = self.replay_for(prompt)
+        self.calls[replay.instance_id] += 1
         shown = _section(prompt, _JUDGE_HEAD, _JUDGE_END)
         if shown is None:
             raise ReplayError("no candidate patch in the judge's request")

@@ -387,6 +387,8 @@ async def test_every_example_resolves_after_backing_off_the_wrong_edit(
             assert result.solution == gold["solution"]
     assert model.errors == [] and model.mismatches == []
     assert model.requests["look"] >= len(examples) and model.requests["judge"] > 0
+    assert set(model.calls) == {i.instance_id for i in examples.values()}
+    assert sum(model.calls.values()) == sum(model.requests.values())
 
 
 @pytest.mark.docker
