@@ -86,7 +86,7 @@ def _replay(r: Row | None) -> str:
         return ""
     if "resolved" not in r:
         return f"error: {r.get('error', '')}"
-    return f"{'yes' if r['resolved'] else 'no'} ({r['nodes']} nodes, {r['backed_off']})"
+    return f"{'yes' if r['resolved'] else 'no'} ({r['nodes']} nodes, backed off: {r['backed_off']})"
 
 
 COLUMNS: list[tuple[str, Callable[[Row, Row | None], str]]] = [
