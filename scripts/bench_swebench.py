@@ -4,7 +4,7 @@
     export DOCKER_HOST=$(scripts/docker-up)
     nice -n 10 python scripts/bench_swebench.py --instances ../shared/swebench/lite-dev.jsonl \\
         --mirrors ~/mirrors --out runs/bench-swebench --jobs 2 [--python-fallback] \\
-        [--uploaded-prior-to DATE|newest] [--json out.json]
+        [--uploaded-prior-to DATE|newest] [--replay] [--json out.json]
 
 Builds every instance with ``swe-build`` (``atlas_actors.swe.builder``; images that exist
 unchanged are kept, and their build seconds are the ones recorded when they were built),
@@ -15,7 +15,10 @@ validates each built one (an empty patch and the gold patch,
   of one repository and version) and the instance image;
 * ``python``: the Python the instance runs on (``3.8->3.9``: a fallback);
 * ``verify s``: seconds of the gold run's tests;
-* ``reproducible``: yes, or why not (skipped, failed build, the tests that misbehave).
+* ``reproducible``: yes, or why not (skipped, failed build, the tests that misbehave);
+* ``replay`` (``--replay``): the LLM path replayed on each reproducible instance
+  (``bench_replay.replay_instances``: a model answering from the gold patch, wrong edits
+  first): resolved, nodes, and whether the wrong edit was backed off.
 
 Needs the git mirrors (``--mirrors DIR`` with ``<owner>__<name>`` folders, or
 ``--mirror OWNER/NAME=PATH``): not for CI. Columns are a list (``COLUMNS``) other
@@ -35,6 +38,7 @@ from typing import Any
 import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench_replay import replay_instances
 from benchkit import add_json_flag, print_table, write_json
 
 from atlas_actors.cli.swe_build import parse_mirrors, parse_pins, parse_uploaded_prior_to
@@ -75,6 +79,14 @@ def _verdict(b: Row, v: Row | None) -> str:
     if v.get("reproducible"):
         return "yes"
     return f"no: {v.get('reason', '')}"
+
+
+def _replay(r: Row | None) -> str:
+    if r is None:
+        return ""
+    if "resolved" not in r:
+        return f"error: {r.get('error', '')}"
+    return f"{'yes' if r['resolved'] else 'no'} ({r['nodes']} nodes, backed off: {r['backed_off']})"
 
 
 COLUMNS: list[tuple[str, Callable[[Row, Row | None], str]]] = [
@@ -136,6 +148,14 @@ async def main(args: argparse.Namespace) -> int:
     build = json.loads((out / "build.json").read_text())["instances"]
     build = {k: v for k, v in build.items() if k in {r["instance_id"] for r in rows}}
     validation = json.loads((out / "validation.json").read_text())["instances"]
+    replay: dict[str, Row] = {}
+    if args.replay:
+        todo = [i for i in insts if (validation.get(i.instance_id) or {}).get("reproducible")]
+        replay, _model = await replay_instances(
+            todo, out / "replay", wrong=args.replay_wrong, workers=args.jobs
+        )
+        replay.pop("_run", None)
+        COLUMNS.append(("replay", lambda b, v: _replay(replay.get(b["instance_id"]))))
     print_table(
         ["instance", *(h for h, _ in COLUMNS)],
         table_rows(build, validation, args.reason_width),
@@ -146,7 +166,10 @@ async def main(args: argparse.Namespace) -> int:
         f"\nreproducible {ok} of {len(build)}; this run: build {build_s:.0f} s, "
         f"validation {validate_s:.0f} s (jobs {args.jobs})"
     )
-    figures = {"build": build, "validation": validation, "reproducible": ok}
+    if args.replay:
+        n = sum(1 for r in replay.values() if r.get("resolved"))
+        print(f"replay resolved {n} of {ok} reproducible")
+    figures = {"build": build, "validation": validation, "reproducible": ok, "replay": replay}
     await anyio.to_thread.run_sync(write_json, args.json, figures)
     return 0
 
@@ -164,6 +187,12 @@ if __name__ == "__main__":
     ap.add_argument("--force", action="store_true", help="rebuild every image (fresh times)")
     ap.add_argument("--image-prefix", default="atlas-swe", help="image names' start")
     ap.add_argument("--eval-timeout", type=float, default=1800.0)
+    ap.add_argument(
+        "--replay",
+        action="store_true",
+        help="also replay the LLM path on every reproducible instance (bench_replay.py)",
+    )
+    ap.add_argument("--replay-wrong", type=int, default=2, help="replay's wrong edits (2)")
     ap.add_argument("--reason-width", type=int, default=160)
     add_json_flag(ap)
     sys.exit(anyio.run(main, ap.parse_args()))
