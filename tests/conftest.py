@@ -1,4 +1,5 @@
-"""Shared fixtures: one local Ray instance for the whole test session."""
+"""Shared fixtures: one local Ray instance for the whole test session (under
+pytest-xdist, as ``scripts/test`` runs the suite, one per worker process)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[Any]:
-    """A local Ray instance shared by every test that needs one (started lazily)."""
+    """A local Ray instance shared by every test of this process that needs one (started
+    lazily)."""
     import ray
 
     if not ray.is_initialized():
