@@ -33,3 +33,17 @@ def ray_session() -> Iterator[Any]:
         )
     yield ray
     # Left running until the interpreter exits: other session fixtures may still use it.
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``scripts/test``), the files holding ``slow`` or ``docker`` tests
+    first (otherwise in their order): the workers take tests in this order as they free
+    up, so the long ones start early instead of running alone at the end."""
+    if not hasattr(config, "workerinput"):
+        return
+    heavy = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("docker")
+    }
+    items.sort(key=lambda item: item.path not in heavy)
