@@ -1,4 +1,5 @@
-"""Shared fixtures: one local Ray instance for the whole test session."""
+"""Shared fixtures: one local Ray instance for the whole test session (under
+pytest-xdist, as ``scripts/test`` runs the suite, one per worker process)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ def _own_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mon
 
 @pytest.fixture(scope="session")
 def ray_session() -> Iterator[Any]:
-    """A local Ray instance shared by every test that needs one (started lazily)."""
+    """A local Ray instance shared by every test of this process that needs one (started
+    lazily)."""
     import ray
 
     if not ray.is_initialized():
@@ -31,3 +33,17 @@ def ray_session() -> Iterator[Any]:
         )
     yield ray
     # Left running until the interpreter exits: other session fixtures may still use it.
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``scripts/test``), the files holding ``slow`` or ``docker`` tests
+    first (otherwise in their order): the workers take tests in this order as they free
+    up, so the long ones start early instead of running alone at the end."""
+    if not hasattr(config, "workerinput"):
+        return
+    heavy = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("docker")
+    }
+    items.sort(key=lambda item: item.path not in heavy)
