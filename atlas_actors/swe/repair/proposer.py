@@ -262,6 +262,9 @@ class OfflineRepairProposer:
             (:mod:`~atlas_actors.swe.repair.ranking`), and offer one of them per answer,
             the best (the search would keep the smallest of several); otherwise by
             prior alone, as many as asked.
+        wider: run each edit that passes every graded test on the wider suite (the
+            toolbox's ``wider_tests``: every test in the graded tests' folders that passes
+            at base) and refuse one that breaks any of them (green but wrong).
         hang_patience: when a node's first screening has met this many edits that hit a
             test timeout, it stops as soon as one edit passes every test (rather than
             screening on for ``k`` of them: each hanging edit costs a timeout).
@@ -283,6 +286,7 @@ class OfflineRepairProposer:
         probe: bool = True,
         rank_greens: bool = True,
         hang_patience: int = 32,
+        wider: bool = False,
     ) -> None:
         if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
             raise ConfigError(
@@ -296,6 +300,7 @@ class OfflineRepairProposer:
             )
         self.antipatterns = tuple(a for a in ANTI_PATTERNS if a in set(antipatterns))
         self.probe = probe
+        self.wider = wider
         self.rank_greens = rank_greens
         self.hang_patience = hang_patience
         self.toolbox = toolbox
@@ -450,6 +455,15 @@ class OfflineRepairProposer:
             if passing and plan.timeouts >= self.hang_patience:
                 break  # one green edit is enough where screening costs timeouts
             await self._screen(task, node, patch, plan)
+        if not out:
+            return Proposals(
+                [],
+                notes=[
+                    f"no edit left at this node: {plan.screened} screened"
+                    + (f" ({plan.timeouts} hit a test timeout)" if plan.timeouts else "")
+                    + ", none makes progress on the tests"
+                ],
+            )
         return out
 
     async def node_edits(self, task: Task, node: NodeView) -> list[Any]:
@@ -621,6 +635,12 @@ class OfflineRepairProposer:
             self.refused.setdefault(task.id, []).extend(
                 f"probe: {why}: {g.label}" for g in greens if (why := broken.get(id(g)))
             )
+        kept = [g for g in greens if id(g) not in broken]
+        if kept and self.wider:
+            for g, why in zip(kept, await self._wider(task, current, kept), strict=True):
+                if why:
+                    broken[id(g)] = why
+                    self.refused.setdefault(task.id, []).append(f"wider: {why}: {g.label}")
         screened: list[_Screened] = []
         for edit, res in zip(batch, results, strict=True):
             if not res.applied or not res.compiled or id(edit) in broken:
@@ -670,6 +690,33 @@ class OfflineRepairProposer:
             test_patch = str(task.context.get("test_patch") or "")
             self._test_sources[key] = await rebuilt_test_file(base.get(path), path, test_patch)
         return self._test_sources[key]
+
+    async def _wider(
+        self, task: Task, current: Mapping[str, str | None], greens: list[Any]
+    ) -> list[str | None]:
+        """Per green edit, the first test of the wider suite it breaks (None: none)."""
+        from atlas_actors.swe.repair.batch import CandidatePatch
+
+        suite = await self.toolbox.invoke(task, "wider_tests")
+        if not suite.passing:
+            return [None] * len(greens)
+        candidates = [
+            CandidatePatch(files={**current, g.path: g.new_text}, label=g.label) for g in greens
+        ]
+        results = await self.toolbox.invoke(
+            task, "try_candidates", candidates=candidates, tests=suite.passing
+        )
+        out: list[str | None] = []
+        for res in results:
+            bad = res.first_failure
+            out.append(
+                None
+                if res.passed
+                else f"breaks {bad.test} ({bad.outcome}: {bad.message[:200]}), which passes at base"
+                if bad is not None
+                else f"the wider suite did not run: {(res.error or 'no test ran')[:200]}"
+            )
+        return out
 
     async def _probe(
         self, task: Task, node: NodeView, current: Mapping[str, str | None], greens: list[Any]

@@ -14,12 +14,19 @@ import pytest
 
 from atlas_actors.errors import ConfigError
 from atlas_actors.swe.instances import SWEInstance, make_eval_script
-from atlas_actors.swe.repair.incontainer.atlas_trace import branches, is_test_path
+from atlas_actors.swe.repair.batch import BatchEvaluator, CandidatePatch
+from atlas_actors.swe.repair.incontainer.atlas_trace import (
+    branches,
+    graded_id,
+    is_test_path,
+    matches,
+)
 from atlas_actors.swe.repair.localize import (
     CoverageRun,
     LocalizationCache,
     TestRecord,
     build,
+    by_selected,
     dstar,
     localize,
     ochiai,
@@ -188,6 +195,87 @@ def test_build_without_coverage_falls_back_to_tracebacks() -> None:
         ["t::a"],
     )
     assert empty.method == "none" and empty.lines == []
+
+
+# ------------------------------------------- SWE-bench's ids, cut at the first space
+
+CUT = "t.py::test_x[a"
+"""How swebench's log parser names ``t.py::test_x[a b]`` and ``t.py::test_x[a c]``."""
+
+
+def test_graded_ids_are_cut_at_the_first_whitespace_and_matched() -> None:
+    assert graded_id("t.py::test_x[a b]") == CUT
+    assert graded_id("t.py::test_y[1-2]") == "t.py::test_y[1-2]"
+    wanted = {CUT: 0, "t.py::test_y[1-2]": 1}
+    assert matches("t.py::test_x[a c]", wanted) == CUT
+    assert matches("t.py::test_y[1-2]", wanted) == "t.py::test_y[1-2]"
+    assert matches("t.py::test_x[b c]", wanted) is None
+
+
+def test_a_cut_id_folds_the_tests_it_stands_for() -> None:
+    records = [
+        rec("t.py::test_x[a b]", "passed", {}).model_copy(update={"seconds": 0.5}),
+        rec("t.py::test_x[a c]", "failed", {}, [("m.py", 3)]).model_copy(
+            update={"seconds": 0.25, "message": "AssertionError: c"}
+        ),
+        rec("t.py::test_x[z w]", "passed", {}),  # not selected
+        rec("t.py::test_y", "passed", {}),
+    ]
+    got = by_selected(records, ["t.py::test_y", CUT, "t.py::gone"])
+    assert [(t.test, t.outcome) for t in got] == [("t.py::test_y", "passed"), (CUT, "failed")]
+    assert got[1].seconds == 0.75 and got[1].message == "AssertionError: c"
+    assert got[1].tb == [("m.py", 3)]
+    # every test it stands for passes: it passes
+    fixed = [records[0], records[1].model_copy(update={"outcome": "passed"})]
+    assert [t.outcome for t in by_selected(fixed, [CUT])] == ["passed"]
+    inst_like = SWEInstance.model_construct(instance_id="x", base_commit="abc")
+    loc = build(inst_like, CoverageRun(coverage=False, plain=records), "ochiai",
+                [CUT, "t.py::test_y", "t.py::gone"])  # fmt: skip
+    assert loc.failing == [CUT] and loc.passing == ["t.py::test_y"]
+    assert loc.missing == ["t.py::gone"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_cut_ids_are_run_through_their_files_and_graded_whole(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    """Localisation and the fast screen on ids cut at a space, as SWE-bench lists them:
+    pytest is never given such an id (it would run nothing); the tests it stands for run
+    and it fails when one of them fails."""
+    inst = examples["textkit"]
+    test_file = "tests/test_wrap.py"
+    body = patched_text(inst, test_file, inst.test_patch)
+    spaced = (
+        "\n\nimport pytest\n\n\n"
+        '@pytest.mark.parametrize("text", ["a b", "a c", "x y"])\n'
+        "def test_spaced(text):\n"
+        '    assert text != "a c"\n'
+    )
+    test_patch = diff_files(inst, {test_file: body + spaced})
+    f2p, p2p = f"{test_file}::test_spaced[a", f"{test_file}::test_spaced[x"
+    inst2 = inst.model_copy(
+        update={
+            "instance_id": inst.instance_id + "-cut",
+            "test_patch": test_patch,
+            "eval_script": make_eval_script(inst.base_commit, [test_file], test_patch),
+            "FAIL_TO_PASS": [f2p, *inst.FAIL_TO_PASS],
+            "PASS_TO_PASS": [*inst.PASS_TO_PASS, p2p],
+        }
+    )
+    async with env_factory("textkit", "docker") as env:
+        loc = await localize(env, inst2, cache=None)
+        assert not loc.missing, loc.notes
+        assert sorted(loc.failing) == sorted(inst2.FAIL_TO_PASS)
+        assert p2p in loc.passing and loc.method == "spectrum"
+        # the failing tests ran first (a run cut by its time bound keeps them)
+        assert [t.test for t in loc.tests][: len(inst2.FAIL_TO_PASS)] == inst2.FAIL_TO_PASS
+        evaluator = BatchEvaluator(fail_fast=False)
+        [base] = await evaluator.evaluate(env, inst2, [CandidatePatch(diff="")], baseline=loc)
+    verdicts = {t.test: t.outcome for t in base.tests}
+    assert verdicts[f2p] == "failed" and verdicts[p2p] == "passed"
+    assert not base.not_run
 
 
 # --------------------------------------------------------- the real thing, in workspaces
