@@ -30,6 +30,8 @@ from atlas_actors.swe.repair.localize import (
     dstar,
     localize,
     ochiai,
+    test_folders,
+    wider_suite,
     rank_spectrum,
     rank_tracebacks,
     tarantula,
@@ -276,6 +278,25 @@ async def test_cut_ids_are_run_through_their_files_and_graded_whole(
     verdicts = {t.test: t.outcome for t in base.tests}
     assert verdicts[f2p] == "failed" and verdicts[p2p] == "passed"
     assert not base.not_run
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_the_wider_suite_lists_the_passing_tests_nobody_grades(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    inst = examples["textkit"]
+    dropped = inst.PASS_TO_PASS[0]
+    graded = inst.model_copy(update={"PASS_TO_PASS": inst.PASS_TO_PASS[1:]})
+    assert test_folders([*inst.FAIL_TO_PASS, "a.py::t", "x/y/b.py::t"])[-2:] == [".", "x/y"]
+    async with env_factory("textkit", "docker") as env:
+        suite = await wider_suite(env, graded)
+    assert suite.folders == test_folders(inst.FAIL_TO_PASS)
+    # the test left out of PASS_TO_PASS passes at base: the wider suite has it; the
+    # graded tests and the failing ones are not in it
+    assert dropped in suite.passing and suite.durations[dropped] > 0
+    assert not set(suite.passing) & {*graded.FAIL_TO_PASS, *graded.PASS_TO_PASS}
 
 
 # --------------------------------------------------------- the real thing, in workspaces
