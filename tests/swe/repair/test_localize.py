@@ -30,12 +30,12 @@ from atlas_actors.swe.repair.localize import (
     dstar,
     localize,
     ochiai,
-    test_folders,
-    wider_suite,
     rank_spectrum,
     rank_tracebacks,
     tarantula,
+    test_folders,
     tracebacks_from_log,
+    wider_suite,
 )
 from tests.swe.repair.repair_cases import diff_files, gold_lines, patched_text
 
