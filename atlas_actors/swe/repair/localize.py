@@ -275,7 +275,8 @@ def rank_spectrum(
     """Rank the lines the failing tests execute by ``formula`` over ``tests``' coverage.
 
     ``branches`` (per file: condition line, first lines of its blocks) lets a condition
-    take the score of a block it chooses (``inherit``). Ties: traceback position, path, line.
+    take the score of a block it chooses (``inherit``). Ties: traceback position, then
+    lines of a file the failing tests' tracebacks pass through, then path and line.
     """
     fn = FORMULAS.get(formula)
     if fn is None:
@@ -307,7 +308,11 @@ def rank_spectrum(
                         via[key] = kid
     tb = _tb_ranks(tests)
     inf = len(tb) + 10**9
-    order = sorted(score, key=lambda k: (-round(score[k], 12), tb.get(k, inf), k[0], k[1]))
+    tb_files = {path for path, _ in tb}
+    order = sorted(
+        score,
+        key=lambda k: (-round(score[k], 12), tb.get(k, inf), k[0] not in tb_files, k[0], k[1]),
+    )
     return [
         SuspiciousLine(
             path=k[0],
@@ -510,7 +515,7 @@ async def measure(
         )
         if not selected:
             raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
-        sel = (test_files(selected), selected)
+        sel = (files_of(selected), selected)
     nonce = uuid.uuid4().hex[:12]
     limit = max(10, int(timeout_s) - 10)
     runs = [("cov", "1"), ("plain", "0")] if coverage else [("plain", "0")]
@@ -565,7 +570,7 @@ def _trace_env(
     return env
 
 
-def test_files(selected: Sequence[str]) -> list[str]:
+def files_of(selected: Sequence[str]) -> list[str]:
     """The files of the selected tests, once each, in order: pytest is given the files and
     the plugin keeps the selected tests (an id cut at a space is no node id pytest knows)."""
     return list(dict.fromkeys(t.split("::", 1)[0] for t in selected))
@@ -760,9 +765,9 @@ class WiderSuite(_Model):
     notes: list[str] = Field(default_factory=list)
 
 
-def test_folders(tests: Sequence[str]) -> list[str]:
+def folders_of(tests: Sequence[str]) -> list[str]:
     """The folders of ``tests``' files, once each, in order (``.`` for the root)."""
-    return list(dict.fromkeys(posixpath.dirname(f) or "." for f in test_files(tests)))
+    return list(dict.fromkeys(posixpath.dirname(f) or "." for f in files_of(tests)))
 
 
 async def wider_suite(
@@ -777,7 +782,7 @@ async def wider_suite(
     keeps the tests that finished), and list those that pass and are not graded."""
     inst = resolve_instance(target, instance)
     graded = dict.fromkeys([*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS])
-    folders = test_folders(list(graded))
+    folders = folders_of(list(graded))
     run = await measure(
         target,
         inst,

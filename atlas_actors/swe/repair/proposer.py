@@ -236,7 +236,8 @@ class OfflineRepairProposer:
             ``try_candidates``): a ``LocalEvaluator`` or an ``EnvironmentPool``.
         families: operator families to use (default: the whole catalogue).
         max_files: files edited at most (the most suspicious ones).
-        max_lines: suspicious lines kept (the highest scores).
+        max_lines: suspicious lines kept (the highest scores; lines tied with the last
+            one kept are kept too, up to four times as many: see :func:`top_lines`).
         screen: candidates screened per batch (one container exec): the node itself
             (for its failures) and ``screen - 1`` edits.
         first_screen: edits screened when a node is first expanded (fewer when enough
@@ -488,8 +489,7 @@ class OfflineRepairProposer:
             # what the base does: its failing tests fail; its passing ones pass
             kept = sum(1 for t in loc.tests if t.passing and t.test in set(loc.passing))
             self._root_progress[task.id] = (0, kept)
-            lines = sorted(loc.lines, key=lambda s: (-s.score, s.path, s.line))
-            lines = [s for s in lines if s.score > 0][: self.max_lines]
+            lines = top_lines(loc.lines, self.max_lines)
             found = {}
             for s in lines:
                 found.setdefault(s.path, {})[s.line] = float(s.score)
@@ -759,6 +759,18 @@ class OfflineRepairProposer:
                             f"{v.what} in {test}"
                         )
         return reasons
+
+
+def top_lines(lines: Sequence[Any], n: int) -> list[Any]:
+    """The ``n`` most suspicious lines with a positive score, in localisation's order (its
+    ties broken by the failing tests' tracebacks), and the lines tied with the ``n``-th
+    (a tie is no reason to drop a line), up to ``4 * n`` in all."""
+    ranked = sorted((s for s in lines if s.score > 0), key=lambda s: -s.score)  # stable
+    if len(ranked) <= n:
+        return ranked
+    last = round(ranked[n - 1].score, 12)
+    tied = [s for s in ranked[n:] if round(s.score, 12) == last]
+    return [*ranked[:n], *tied[: 3 * n]]
 
 
 def _progress_of(result: Any, failing: set[str]) -> Progress:

@@ -28,12 +28,12 @@ from atlas_actors.swe.repair.localize import (
     build,
     by_selected,
     dstar,
+    folders_of,
     localize,
     ochiai,
     rank_spectrum,
     rank_tracebacks,
     tarantula,
-    test_folders,
     tracebacks_from_log,
     wider_suite,
 )
@@ -124,6 +124,16 @@ def test_conditions_inherit_their_blocks_score_and_tracebacks_break_ties() -> No
     # A condition never loses score: its own (higher) score stays.
     lines = rank_spectrum(SPECTRUM, "ochiai", branches={"f.py": [(5, [3])]})
     assert lines[0].line == 5 and lines[0].via is None
+
+
+def test_ties_go_to_the_files_the_failing_tests_tracebacks_pass_through() -> None:
+    tests = [
+        rec("t::f", "failed", {"a.py": [1], "b.py": [1, 2]}, [("b.py", 2)]),
+        rec("t::p", "passed", {}),
+    ]
+    lines = rank_spectrum(tests, "ochiai", inherit=False)
+    # all three tie at 1.0: the traceback's line, then its file's other line, then a.py
+    assert [(x.path, x.line) for x in lines] == [("b.py", 2), ("b.py", 1), ("a.py", 1)]
 
 
 def test_rank_tracebacks_innermost_first() -> None:
@@ -289,10 +299,10 @@ async def test_the_wider_suite_lists_the_passing_tests_nobody_grades(
     inst = examples["textkit"]
     dropped = inst.PASS_TO_PASS[0]
     graded = inst.model_copy(update={"PASS_TO_PASS": inst.PASS_TO_PASS[1:]})
-    assert test_folders([*inst.FAIL_TO_PASS, "a.py::t", "x/y/b.py::t"])[-2:] == [".", "x/y"]
+    assert folders_of([*inst.FAIL_TO_PASS, "a.py::t", "x/y/b.py::t"])[-2:] == [".", "x/y"]
     async with env_factory("textkit", "docker") as env:
         suite = await wider_suite(env, graded)
-    assert suite.folders == test_folders(inst.FAIL_TO_PASS)
+    assert suite.folders == folders_of(inst.FAIL_TO_PASS)
     # the test left out of PASS_TO_PASS passes at base: the wider suite has it; the
     # graded tests and the failing ones are not in it
     assert dropped in suite.passing and suite.durations[dropped] > 0
