@@ -466,12 +466,16 @@ class SWEEnvironment(TaskHolder):
         return found
 
     async def try_candidates(
-        self, candidates: Sequence[Any], tests: Sequence[str] | None = None
+        self,
+        candidates: Sequence[Any],
+        tests: Sequence[str] | None = None,
+        durations: Mapping[str, float] | None = None,
     ) -> list[Any]:
         """Run candidate patches fast, failing tests first, one fork per candidate (see
         :class:`atlas_actors.swe.repair.batch.BatchEvaluator`): every FAIL_TO_PASS test,
         then the PASS_TO_PASS ones up to the first that fails; the localisation's test
-        times set the per-test timeouts."""
+        times set the per-test timeouts (``durations``: seconds per test at base, for
+        tests localisation did not run, e.g. the wider suite's)."""
         from atlas_actors.swe.repair.batch import BatchEvaluator
 
         self._needs_visible_tests("try_candidates")
@@ -479,7 +483,10 @@ class SWEEnvironment(TaskHolder):
         # every failing test runs (which of them an edit fixes is the signal); the
         # passing ones stop at the first regression
         evaluator = BatchEvaluator(keep_going=len(self.instance.FAIL_TO_PASS))
-        return await evaluator.evaluate(self, None, candidates, tests=tests, baseline=baseline)
+        timed: Any = baseline
+        if durations is not None:
+            timed = {**baseline.durations(), **durations}
+        return await evaluator.evaluate(self, None, candidates, tests=tests, baseline=timed)
 
     async def read_files(
         self, paths: Sequence[str], state: dict[str, Any] | None = None

@@ -704,17 +704,22 @@ class OfflineRepairProposer:
             CandidatePatch(files={**current, g.path: g.new_text}, label=g.label) for g in greens
         ]
         results = await self.toolbox.invoke(
-            task, "try_candidates", candidates=candidates, tests=suite.passing
+            task,
+            "try_candidates",
+            candidates=candidates,
+            tests=suite.passing,
+            durations=suite.durations,
         )
         out: list[str | None] = []
         for res in results:
-            bad = res.first_failure
+            # a test that fails or errs is a break; a run that timed out, crashed or
+            # found nothing says nothing about the edit (the suite is large: a slow
+            # collection is no verdict)
+            bad = next((t for t in res.tests if t.outcome in ("failed", "error")), None)
             out.append(
                 None
-                if res.passed
+                if bad is None
                 else f"breaks {bad.test} ({bad.outcome}: {bad.message[:200]}), which passes at base"
-                if bad is not None
-                else f"the wider suite did not run: {(res.error or 'no test ran')[:200]}"
             )
         return out
 
