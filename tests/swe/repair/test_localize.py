@@ -430,3 +430,36 @@ async def test_a_hanging_failing_test_is_stopped_and_keeps_its_coverage(
     # Line 19 (a word that fits) runs in no other failing test: the hung test's coverage.
     line19 = next(x for x in loc.lines if (x.path, x.line) == ("textkit/wrap.py", 19))
     assert line19.failed == 1
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_localisation_is_bounded_in_time_and_keeps_the_failing_tests_it_ran(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    """A passing test that never returns, listed first among the passing ones, and no
+    per-test timeout to stop it: the run is cut at its bound, and the failing tests
+    (run first, whatever the files' order) still rank the lines."""
+    inst = examples["textkit"]
+    test_file = "tests/test_wrap.py"
+    body = patched_text(inst, test_file, inst.test_patch)
+    hang = "\n\nimport time\n\n\ndef test_a_sleeper():\n    time.sleep(3600)\n"
+    test_patch = diff_files(inst, {test_file: body + hang})
+    sleeper = f"{test_file}::test_a_sleeper"
+    inst2 = inst.model_copy(
+        update={
+            "instance_id": inst.instance_id + "-bound",
+            "test_patch": test_patch,
+            "eval_script": make_eval_script(inst.base_commit, [test_file], test_patch),
+            "PASS_TO_PASS": [sleeper, *inst.PASS_TO_PASS],
+        }
+    )
+    async with env_factory("textkit", "docker") as env:
+        started = time.monotonic()
+        loc = await localize(env, inst2, cache=None, timeout_s=30, test_timeout_s=3600)
+        assert time.monotonic() - started < 90
+    assert any("partial" in note for note in loc.notes), loc.notes
+    assert sorted(loc.failing) == sorted(inst.FAIL_TO_PASS)
+    assert sleeper in loc.missing
+    assert loc.method == "spectrum" and loc.top(1)[0] in gold_lines(inst.patch)
