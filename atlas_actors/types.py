@@ -283,6 +283,9 @@ class TaskResult(_Model):
     generations: int = 0
     stopped: str = ""
     """Why the search stopped: ``success``, ``evaluations``, ``time``, ``generations``."""
+    stop_detail: str = ""
+    """Why, in words, when a search says (a tree search: its budget or tree, and the notes
+    its nodes gathered most often, e.g. "fault localisation found no suspicious line")."""
     strategy: str = "evolutionary"
     program: str | None = None
     """The best solution, readable (ARC: Python source of the program)."""

@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,16 @@ def add_parser(sub: Any) -> None:
         metavar="S",
         help="limit for one test run (default: 300)",
     )
+    env.add_argument(
+        "--localize-timeout",
+        type=positive_float,
+        default=120.0,
+        metavar="S",
+        help="limit for the offline proposer's fault localisation of an instance (its "
+        "coverage run and its plain run share it; the failing tests run first, and a run "
+        "cut short ranks what finished, or falls back to the failing tests' tracebacks) "
+        "(default: 120)",
+    )
 
     out = p.add_argument_group("output")
     out.add_argument(
@@ -249,6 +260,7 @@ def engine_config(
     options: dict[str, Any] = {
         "backend": args.backend,
         "eval_timeout_s": args.eval_timeout,
+        "localize_timeout_s": args.localize_timeout,
         "visible_tests": "all" if tests == "visible" else "pass_to_pass",
     }
     if args.backend == "docker":
@@ -445,6 +457,12 @@ def summarize(
         "with_patch": sum(1 for r in results if isinstance(r.solution, str) and r.solution),
         "errors": sum(1 for r in results if r.error),
         "cut_by_time_limit": sum(1 for r in results if r.stopped == "time"),
+        "stopped": dict(sorted(Counter(r.stopped or "unknown" for r in results).items())),
+        "why_stopped": {
+            r.task_id: r.stop_detail or r.error or r.stopped or "unknown"
+            for r in results
+            if not r.solved
+        },
         "proposer": proposer,
         "tests": tests,
         "test_runs": sum(r.evaluations for r in results),
@@ -474,6 +492,10 @@ def _print_summary(console: Any, s: dict[str, Any], out_dir: Path) -> None:
             f"{s['cut_by_time_limit']} (at {s.get('time_limit_seconds', 0):g} s each; "
             "raise --time-limit to let them run on)",
         )
+    if s.get("stopped"):
+        table.add_row("stopped", ", ".join(f"{k} {v}" for k, v in s["stopped"].items()))
+    for task_id, why in sorted(s.get("why_stopped", {}).items()):
+        table.add_row(f"  {task_id}", why[:300])
     table.add_row("proposer / tests", f"{s['proposer']} / {s['tests']}")
     table.add_row("test runs", str(s["test_runs"]))
     if s["routes"]:

@@ -149,11 +149,19 @@ class ActionProposer(Protocol):
 class Proposals(list[ProposedAction]):
     """A proposer's answer: the proposals, best first, and why (part of) the answer could
     not be used (``problems``). An empty list with problems is a failed expansion (the
-    node is asked again); an empty list without is "no more ideas"."""
+    node is asked again); an empty list without is "no more ideas". ``notes`` say what
+    is not a problem, e.g. why there are no more ideas (they become the node's feedback
+    and may explain why a search stopped)."""
 
-    def __init__(self, items: Sequence[ProposedAction] = (), problems: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        items: Sequence[ProposedAction] = (),
+        problems: Sequence[str] = (),
+        notes: Sequence[str] = (),
+    ) -> None:
         super().__init__(items)
         self.problems: list[str] = list(problems)
+        self.notes: list[str] = list(notes)
 
 
 def coerce_proposals(raw: object) -> tuple[list[ProposedAction], list[str]]:

@@ -80,7 +80,8 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +94,7 @@ from atlas_actors.search.discriminator import Discriminator, solution_size
 from atlas_actors.search.mcts_expand import Expander, Expansion
 from atlas_actors.search.mcts_integrate import Integrator
 from atlas_actors.search.mcts_persist import TreeFile
-from atlas_actors.search.mcts_run import SearchRun
+from atlas_actors.search.mcts_run import SearchRun, cut
 from atlas_actors.search.mcts_select import Option, TreePolicy
 from atlas_actors.search.tree import (
     MCTSNode,
@@ -326,9 +327,24 @@ class SWESearch:
             best_node=best_node.id if best_node is not None else None,
             finished=candidates,
             stopped=stopped,
+            why=stop_detail(stopped, state.stats, state.nodes),
             stats=state.stats.model_copy(),
             tree=state.tree,
         )
+
+
+def stop_detail(stopped: StopReason, stats: MCTSStats, nodes: Sequence[MCTSNode]) -> str:
+    """Why a search stopped, in words: the reason, the tree's size, and the three notes
+    its nodes gathered most often (each cut to 300 characters); empty on success."""
+    if stopped == "success":
+        return ""
+    head = (
+        f"{stopped}: {stats.expansions} expansions ({stats.failures} failed), "
+        f"{len(nodes)} nodes, {stats.evaluations} test runs"
+    )
+    counts = Counter(note for n in nodes for note in n.feedback)
+    common = [cut(note, 300) for note, _ in counts.most_common(3)]
+    return "; ".join([head, *common])
 
 
 def _rank(node: MCTSNode) -> tuple[bool, float, float, int, int]:

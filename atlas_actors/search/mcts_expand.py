@@ -149,7 +149,7 @@ class Expander:
         if on_proposed is not None:
             on_proposed()
         proposals, problems = coerce_proposals(raw)
-        exp.notes += problems
+        exp.notes += problems + [str(n) for n in getattr(raw, "notes", None) or []]
         if problems:
             log.warning("task %s node %d: %s", run.task.id, node_id, "; ".join(problems)[:500])
         if not proposals:

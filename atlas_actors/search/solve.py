@@ -407,6 +407,7 @@ async def _solve_mcts(
         evaluations=stats.evaluations,
         generations=stats.iterations,
         stopped=result.stopped,
+        stop_detail=result.why,
         seconds=stats.seconds,
         strategy="mcts",
         stats={

@@ -171,6 +171,9 @@ class MCTSResult(_Model):
     finished: list[Candidate] = Field(default_factory=list)
     """Every finished node's candidate (succeeded or submitted), in node order."""
     stopped: StopReason = "exhausted"
+    why: str = ""
+    """Why it stopped, in words (empty on success): the budget or the tree, and the
+    notes its nodes gathered most often (failed expansions, a proposer's last word)."""
     stats: MCTSStats = Field(default_factory=MCTSStats)
     tree: SearchTree
 

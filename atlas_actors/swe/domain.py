@@ -112,7 +112,7 @@ def _offline_proposer(task: Task, stepper: object, families: Sequence[str]) -> A
             f"(a LocalEvaluator or an EnvironmentPool), got {type(stepper).__name__}"
         )
     boost = dict.fromkeys(families, REMEMBERED_BOOST)
-    return OfflineRepairProposer(stepper, family_boost=boost)
+    return OfflineRepairProposer(stepper, family_boost=boost, wider=True)
 
 
 def _llm_proposer(llm: LLMConfig, stepper: Stepper | None) -> Any:

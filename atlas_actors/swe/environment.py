@@ -145,6 +145,9 @@ class SWEEnvironment(TaskHolder):
         test_output_cap_bytes: a warm test run that writes more than this is killed
             (a failed verdict that says so); the tail kept is ``output_limit_bytes``.
         test_file_limit_mb: the largest file a warm test run may write (RLIMIT_FSIZE).
+        localize_timeout_s: limit for the ``localize`` tool's run (both passes); a test
+            still running after a quarter of it (at most 60 s) is stopped and counts as
+            failing.
     """
 
     def __init__(
@@ -171,6 +174,7 @@ class SWEEnvironment(TaskHolder):
         warm_tests: bool = True,
         test_output_cap_bytes: int = 256_000_000,
         test_file_limit_mb: int = 1024,
+        localize_timeout_s: float = 120.0,
     ) -> None:
         if pull not in PULL_POLICIES:
             raise ConfigError(f"pull={pull!r}: allowed values are {', '.join(PULL_POLICIES)}")
@@ -193,6 +197,7 @@ class SWEEnvironment(TaskHolder):
             ("output_limit_bytes", output_limit_bytes),
             ("test_output_cap_bytes", test_output_cap_bytes),
             ("test_file_limit_mb", test_file_limit_mb),
+            ("localize_timeout_s", localize_timeout_s),
         ):
             if value <= 0:
                 raise ConfigError(f"{name}={value!r}: must be > 0")
@@ -202,6 +207,8 @@ class SWEEnvironment(TaskHolder):
         self.command_timeout_s = command_timeout_s
         self.start_timeout_s = start_timeout_s
         self.api_timeout_s = api_timeout_s
+        self.localize_timeout_s = localize_timeout_s
+        self._wider: dict[str, Any] = {}
         self.limits = ContainerLimits(
             memory_mb=memory_mb,
             pids=pids,
@@ -413,9 +420,9 @@ class SWEEnvironment(TaskHolder):
 
     # ---------------------------------------------------------------- tools
 
-    tools = frozenset({"localize", "try_candidates", "read_files"})
+    tools = frozenset({"localize", "try_candidates", "read_files", "wider_tests"})
     """Methods a search may call through its stepper (``invoke``): the offline repair
-    proposer's fault localisation, fast candidate runs and file reads."""
+    proposer's fault localisation, fast candidate runs, file reads and the wider suite."""
 
     def _needs_visible_tests(self, tool: str) -> None:
         if self.visible_tests != "all":
@@ -432,15 +439,43 @@ class SWEEnvironment(TaskHolder):
         from atlas_actors.swe.repair.localize import localize
 
         self._needs_visible_tests("localize")
-        return await localize(self, formula=formula)  # type: ignore[arg-type]
+        return await localize(
+            self,
+            formula=formula,  # type: ignore[arg-type]
+            timeout_s=self.localize_timeout_s,
+            test_timeout_s=min(60.0, self.localize_timeout_s / 4),
+        )
+
+    async def wider_tests(self) -> Any:
+        """The tests beyond the graded ones that pass at base, in the folders of the graded
+        tests' files (see :func:`atlas_actors.swe.repair.localize.wider_suite`; once per
+        instance, within ``localize_timeout_s``). It runs the FAIL_TO_PASS tests' files,
+        so it needs ``visible_tests="all"``."""
+        from atlas_actors.swe.repair.localize import wider_suite
+
+        self._needs_visible_tests("wider_tests")
+        key = self.instance.instance_id
+        found = self._wider.get(key)
+        if found is None:
+            found = await wider_suite(
+                self,
+                timeout_s=self.localize_timeout_s,
+                test_timeout_s=min(20.0, self.localize_timeout_s / 4),
+            )
+            self._wider[key] = found
+        return found
 
     async def try_candidates(
-        self, candidates: Sequence[Any], tests: Sequence[str] | None = None
+        self,
+        candidates: Sequence[Any],
+        tests: Sequence[str] | None = None,
+        durations: Mapping[str, float] | None = None,
     ) -> list[Any]:
         """Run candidate patches fast, failing tests first, one fork per candidate (see
         :class:`atlas_actors.swe.repair.batch.BatchEvaluator`): every FAIL_TO_PASS test,
         then the PASS_TO_PASS ones up to the first that fails; the localisation's test
-        times set the per-test timeouts."""
+        times set the per-test timeouts (``durations``: seconds per test at base, for
+        tests localisation did not run, e.g. the wider suite's)."""
         from atlas_actors.swe.repair.batch import BatchEvaluator
 
         self._needs_visible_tests("try_candidates")
@@ -448,7 +483,10 @@ class SWEEnvironment(TaskHolder):
         # every failing test runs (which of them an edit fixes is the signal); the
         # passing ones stop at the first regression
         evaluator = BatchEvaluator(keep_going=len(self.instance.FAIL_TO_PASS))
-        return await evaluator.evaluate(self, None, candidates, tests=tests, baseline=baseline)
+        timed: Any = baseline
+        if durations is not None:
+            timed = {**baseline.durations(), **durations}
+        return await evaluator.evaluate(self, None, candidates, tests=tests, baseline=timed)
 
     async def read_files(
         self, paths: Sequence[str], state: dict[str, Any] | None = None

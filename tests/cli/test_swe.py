@@ -144,5 +144,20 @@ def test_every_instance_gets_a_time_limit_a_user_can_raise_and_the_summary_count
         TaskResult(task_id="a", domain="swe", solved=True, stopped="success"),
         TaskResult(task_id="b", domain="swe", solved=False, stopped="time"),
     ]
+    results.append(
+        TaskResult(
+            task_id="c",
+            domain="swe",
+            stopped="exhausted",
+            stop_detail="exhausted: fault localisation found no suspicious line",
+        )
+    )
     summary = summarize(results, 1.0, proposer="offline", tests="visible")
     assert summary["cut_by_time_limit"] == 1
+    # every instance's stop reason is counted; an unresolved one's is said in words
+    assert summary["stopped"] == {"exhausted": 1, "success": 1, "time": 1}
+    assert summary["why_stopped"] == {
+        "b": "time",
+        "c": "exhausted: fault localisation found no suspicious line",
+    }
+    assert build_parser().parse_args([*argv, "--localize-timeout", "30"]).localize_timeout == 30

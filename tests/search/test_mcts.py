@@ -15,7 +15,7 @@ import pytest
 
 from atlas_actors.config import SWESearchConfig
 from atlas_actors.errors import ConfigError
-from atlas_actors.search.base import NodeView, ProposedAction, ValueEstimate
+from atlas_actors.search.base import NodeView, Proposals, ProposedAction, ValueEstimate
 from atlas_actors.search.discriminator import Discriminator
 from atlas_actors.search.mcts import (
     MCTSNode,
@@ -574,6 +574,25 @@ async def test_a_node_gets_at_most_max_children() -> None:
     root = result.tree.nodes[0]
     assert len(root.children) == 2 and root.tried == edits[:2]
     assert len(proposer.views) == 3  # the root once, then each child (no script: nothing)
+
+
+async def test_why_a_search_stopped_is_said_in_words() -> None:
+    proposer = _Flaky([_Reported(["fault localisation found no suspicious line"])] * 3, then=[])
+    search, _, _ = _search(proposer, parallel_expansions=1, max_failures_per_node=3)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stopped == "exhausted"
+    assert result.why.startswith("exhausted: 3 expansions (3 failed), 1 nodes")
+    assert "fault localisation found no suspicious line" in result.why
+    # an empty answer's notes (no more ideas, not a failure) say why too
+    quiet = _Flaky([Proposals([], notes=["640 edits screened, none makes progress"])], then=[])
+    search, _, _ = _search(quiet, parallel_expansions=1)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stopped == "exhausted" and result.stats.failures == 0
+    assert "640 edits screened, none makes progress" in result.why
+    # a success needs no words
+    search, _, _ = _search(_Flaky([], then=[RIGHT]), parallel_expansions=1, rollout_depth=0)
+    result = await search.search(toy_task(START, TARGET), seed=0)
+    assert result.stopped == "success" and result.why == ""
 
 
 async def test_a_proposer_with_no_ideas_exhausts_the_tree() -> None:

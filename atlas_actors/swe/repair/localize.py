@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import posixpath
 import re
 import shlex
 import time
@@ -51,7 +52,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from atlas_actors.errors import ConfigError, SandboxError
 from atlas_actors.swe.instances import SWEInstance
-from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path
+from atlas_actors.swe.repair.incontainer.atlas_trace import is_test_path, matches
 from atlas_actors.swe.repair.workspace_driver import (
     Target,
     check_tests,
@@ -216,6 +217,44 @@ class Localization(_Model):
 # ------------------------------------------------------------------------- ranking
 
 
+def by_selected(records: Sequence[TestRecord], selected: Sequence[str]) -> list[TestRecord]:
+    """One record per selected test, named as selected, in the order of ``selected``.
+
+    SWE-bench's ids are cut at the first whitespace (swebench's log parsers cut them
+    there), so one selected id can stand for several parametrised tests: their records
+    fold into one that fails when one of them fails (its message and traceback), passes
+    when all pass, and takes the sum of their seconds, as the grading reads a cut id
+    (it passes only when every test it stands for passes). A selected test no record
+    matches is left out (it is ``missing``)."""
+    wanted = dict.fromkeys(selected)
+    groups: dict[str, list[TestRecord]] = {}
+    for rec in records:
+        key = matches(rec.test, wanted)
+        if key is not None:
+            groups.setdefault(key, []).append(rec)
+    out = []
+    for test in wanted:
+        group = groups.get(test)
+        if not group:
+            continue
+        if len(group) == 1:
+            out.append(group[0].model_copy(update={"test": test}))
+            continue
+        first = next((r for r in group if r.failing), None)
+        if first is None:
+            first = next((r for r in group if not r.passing), group[0])
+        out.append(
+            first.model_copy(
+                update={
+                    "test": test,
+                    "seconds": sum(r.seconds for r in group),
+                    "lines": {},
+                }
+            )
+        )
+    return out
+
+
 def _tb_ranks(tests: Iterable[TestRecord]) -> dict[tuple[str, int], int]:
     best: dict[tuple[str, int], int] = {}
     for t in tests:
@@ -236,7 +275,8 @@ def rank_spectrum(
     """Rank the lines the failing tests execute by ``formula`` over ``tests``' coverage.
 
     ``branches`` (per file: condition line, first lines of its blocks) lets a condition
-    take the score of a block it chooses (``inherit``). Ties: traceback position, path, line.
+    take the score of a block it chooses (``inherit``). Ties: traceback position, then
+    lines of a file the failing tests' tracebacks pass through, then path and line.
     """
     fn = FORMULAS.get(formula)
     if fn is None:
@@ -268,7 +308,11 @@ def rank_spectrum(
                         via[key] = kid
     tb = _tb_ranks(tests)
     inf = len(tb) + 10**9
-    order = sorted(score, key=lambda k: (-round(score[k], 12), tb.get(k, inf), k[0], k[1]))
+    tb_files = {path for path, _ in tb}
+    order = sorted(
+        score,
+        key=lambda k: (-round(score[k], 12), tb.get(k, inf), k[0] not in tb_files, k[0], k[1]),
+    )
     return [
         SuspiciousLine(
             path=k[0],
@@ -456,14 +500,22 @@ async def measure(
     coverage: bool = True,
     timeout_s: float = 900.0,
     test_timeout_s: float = 60.0,
+    folders: Sequence[str] | None = None,
 ) -> CoverageRun:
-    """Run the tests in the workspace (with coverage, then plain); the raw measurements."""
+    """Run the tests in the workspace (with coverage, then plain); the raw measurements.
+    ``folders``: run every test under these folders instead of ``tests``."""
     inst = resolve_instance(target, instance)
-    selected = check_tests(
-        list(tests) if tests is not None else [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS], "tests"
-    )
-    if not selected:
-        raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
+    if folders:
+        selected: list[str] = []
+        sel: Selection = (list(folders), None)
+    else:
+        selected = check_tests(
+            list(tests) if tests is not None else [*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS],
+            "tests",
+        )
+        if not selected:
+            raise ConfigError("tests: nothing to run (FAIL_TO_PASS and PASS_TO_PASS are empty)")
+        sel = (files_of(selected), selected)
     nonce = uuid.uuid4().hex[:12]
     limit = max(10, int(timeout_s) - 10)
     runs = [("cov", "1"), ("plain", "0")] if coverage else [("plain", "0")]
@@ -471,9 +523,9 @@ async def measure(
     async with workspace_of(target) as ws:
         got = None
         if has_runtime(ws):
-            got = await _measure_warm(ws, inst, nonce, selected, runs, limit, test_timeout_s)
+            got = await _measure_warm(ws, inst, nonce, sel, runs, limit, test_timeout_s)
         if got is None:
-            got = await _measure_cold(ws, inst, nonce, selected, runs, limit, test_timeout_s,
+            got = await _measure_cold(ws, inst, nonce, sel, runs, limit, test_timeout_s,
                                       timeout_s)  # fmt: skip
     data, logs, codes, cpu, timed_out = got
     run = CoverageRun(coverage=coverage, seconds=time.monotonic() - started, cpu_seconds=cpu)
@@ -495,18 +547,33 @@ async def measure(
     return run
 
 
+Selection = tuple[list[str], list[str] | None]
+"""What pytest is given (test files or folders) and the tests the plugin keeps (None:
+every test collected)."""
+
 Measured = tuple[dict[str, str | None], dict[str, str | None], dict[str, int | None], float, bool]
 """Per run tag: the plugin's records and the pytest log; per tag the exit code; the CPU
 seconds; whether the whole run timed out."""
 
 
-def _trace_env(io: str, tag: str, flag: str, test_timeout_s: float) -> dict[str, str]:
-    return {
+def _trace_env(
+    io: str, tag: str, flag: str, test_timeout_s: float, select: Sequence[str] | None
+) -> dict[str, str]:
+    env = {
         "ATLAS_TRACE_ROOT": TESTBED,
         "ATLAS_TRACE_TIMEOUT": f"{test_timeout_s:g}",
         "ATLAS_TRACE_OUT": f"{io}-{tag}.jsonl",
         "ATLAS_TRACE_COVERAGE": flag,
     }
+    if select is not None:
+        env["ATLAS_TRACE_SELECT"] = json.dumps(list(select))
+    return env
+
+
+def files_of(selected: Sequence[str]) -> list[str]:
+    """The files of the selected tests, once each, in order: pytest is given the files and
+    the plugin keeps the selected tests (an id cut at a space is no node id pytest knows)."""
+    return list(dict.fromkeys(t.split("::", 1)[0] for t in selected))
 
 
 _PYTEST_ARGS = ["-p", "atlas_trace", "-p", "no:cacheprovider", "-q", "-rA", "--tb=native"]
@@ -516,7 +583,7 @@ async def _measure_warm(
     ws: Any,
     inst: SWEInstance,
     nonce: str,
-    selected: list[str],
+    sel: Selection,
     runs: list[tuple[str, str]],
     limit: int,
     test_timeout_s: float,
@@ -532,7 +599,7 @@ async def _measure_warm(
     codes: dict[str, int | None] = {}
     cpu = first.cpu_seconds
     for tag, flag in runs:
-        warm = await _warm_run(ws, cmd, io, tag, flag, selected, limit // len(runs),
+        warm = await _warm_run(ws, cmd, io, tag, flag, sel, limit // len(runs),
                                test_timeout_s)  # fmt: skip
         if warm is None:
             await warm_cleanup(ws, inst, nonce)
@@ -555,15 +622,15 @@ async def _warm_run(
     io: str,
     tag: str,
     flag: str,
-    selected: list[str],
+    sel: Selection,
     timeout_s: float,
     test_timeout_s: float,
 ) -> Any:
     return await run_warm(
         ws,
         cmd,
-        env=_trace_env(io, tag, flag, test_timeout_s),
-        argv=[cmd.argv[0], *_PYTEST_ARGS, *selected],
+        env=_trace_env(io, tag, flag, test_timeout_s, sel[1]),
+        argv=[cmd.argv[0], *_PYTEST_ARGS, *sel[0]],
         path=[SHIP_DIR],
         timeout_s=timeout_s,
         output_limit_bytes=200_000,
@@ -574,7 +641,7 @@ async def _measure_cold(
     ws: Any,
     inst: SWEInstance,
     nonce: str,
-    selected: list[str],
+    sel: Selection,
     runs: list[tuple[str, str]],
     limit: int,
     test_timeout_s: float,
@@ -582,10 +649,10 @@ async def _measure_cold(
 ) -> Measured:
     """Both runs in one driver script, each a new interpreter."""
     io = f"{IO_DIR}/atlas-{nonce}"
-    names = " ".join(shlex.quote(t) for t in selected)
+    names = " ".join(shlex.quote(t) for t in sel[0])
     body = [f'export PYTHONPATH={SHIP_DIR}"${{PYTHONPATH:+:$PYTHONPATH}}"']
     for tag, flag in runs:
-        trace_env = _trace_env(io, tag, flag, test_timeout_s)
+        trace_env = _trace_env(io, tag, flag, test_timeout_s, sel[1])
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in trace_env.items())
         body.append(
             f'{env} timeout -s KILL {limit // len(runs)} "$PY" -m pytest '
@@ -662,7 +729,9 @@ def build(
 ) -> Localization:
     """The :class:`Localization` of a measured run under ``formula``."""
     method, lines = rank(run, formula)
-    plain = run.plain or [t.model_copy(update={"lines": {}}) for t in run.traced]
+    plain = by_selected(
+        run.plain or [t.model_copy(update={"lines": {}}) for t in run.traced], selected
+    )
     ran = {t.test for t in plain}
     return Localization(
         instance_id=instance.instance_id,
@@ -679,4 +748,54 @@ def build(
         cpu_seconds=0.0 if cached else run.cpu_seconds,
         cached=cached,
         notes=list(run.notes),
+    )
+
+
+class WiderSuite(_Model):
+    """The tests beyond the graded ones that pass at the base commit: a patch that breaks
+    one of them passes the graded tests but is wrong (green but wrong)."""
+
+    folders: list[str]
+    """The folders run: those of the graded tests' files."""
+    passing: list[str]
+    """Tests that passed at base and are not graded, in run order."""
+    durations: dict[str, float] = Field(default_factory=dict)
+    """Their seconds at base (the screen's timeouts scale from them)."""
+    seconds: float = 0.0
+    notes: list[str] = Field(default_factory=list)
+
+
+def folders_of(tests: Sequence[str]) -> list[str]:
+    """The folders of ``tests``' files, once each, in order (``.`` for the root)."""
+    return list(dict.fromkeys(posixpath.dirname(f) or "." for f in files_of(tests)))
+
+
+async def wider_suite(
+    target: Target,
+    instance: SWEInstance | None = None,
+    *,
+    timeout_s: float = 120.0,
+    test_timeout_s: float = 20.0,
+) -> WiderSuite:
+    """Run every test in the folders of the graded tests' files at the base commit (after
+    the eval script's set-up), without coverage, within ``timeout_s`` (a run cut short
+    keeps the tests that finished), and list those that pass and are not graded."""
+    inst = resolve_instance(target, instance)
+    graded = dict.fromkeys([*inst.FAIL_TO_PASS, *inst.PASS_TO_PASS])
+    folders = folders_of(list(graded))
+    run = await measure(
+        target,
+        inst,
+        coverage=False,
+        timeout_s=timeout_s,
+        test_timeout_s=test_timeout_s,
+        folders=folders,
+    )
+    kept = [t for t in run.plain if t.passing and matches(t.test, graded) is None]
+    return WiderSuite(
+        folders=folders,
+        passing=[t.test for t in kept],
+        durations={t.test: t.seconds for t in kept},
+        seconds=run.seconds,
+        notes=run.notes,
     )

@@ -236,7 +236,8 @@ class OfflineRepairProposer:
             ``try_candidates``): a ``LocalEvaluator`` or an ``EnvironmentPool``.
         families: operator families to use (default: the whole catalogue).
         max_files: files edited at most (the most suspicious ones).
-        max_lines: suspicious lines kept (the highest scores).
+        max_lines: suspicious lines kept (the highest scores; lines tied with the last
+            one kept are kept too, up to four times as many: see :func:`top_lines`).
         screen: candidates screened per batch (one container exec): the node itself
             (for its failures) and ``screen - 1`` edits.
         first_screen: edits screened when a node is first expanded (fewer when enough
@@ -262,6 +263,9 @@ class OfflineRepairProposer:
             (:mod:`~atlas_actors.swe.repair.ranking`), and offer one of them per answer,
             the best (the search would keep the smallest of several); otherwise by
             prior alone, as many as asked.
+        wider: run each edit that passes every graded test on the wider suite (the
+            toolbox's ``wider_tests``: every test in the graded tests' folders that passes
+            at base) and refuse one that breaks any of them (green but wrong).
         hang_patience: when a node's first screening has met this many edits that hit a
             test timeout, it stops as soon as one edit passes every test (rather than
             screening on for ``k`` of them: each hanging edit costs a timeout).
@@ -283,6 +287,7 @@ class OfflineRepairProposer:
         probe: bool = True,
         rank_greens: bool = True,
         hang_patience: int = 32,
+        wider: bool = False,
     ) -> None:
         if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
             raise ConfigError(
@@ -296,6 +301,7 @@ class OfflineRepairProposer:
             )
         self.antipatterns = tuple(a for a in ANTI_PATTERNS if a in set(antipatterns))
         self.probe = probe
+        self.wider = wider
         self.rank_greens = rank_greens
         self.hang_patience = hang_patience
         self.toolbox = toolbox
@@ -450,6 +456,15 @@ class OfflineRepairProposer:
             if passing and plan.timeouts >= self.hang_patience:
                 break  # one green edit is enough where screening costs timeouts
             await self._screen(task, node, patch, plan)
+        if not out:
+            return Proposals(
+                [],
+                notes=[
+                    f"no edit left at this node: {plan.screened} screened"
+                    + (f" ({plan.timeouts} hit a test timeout)" if plan.timeouts else "")
+                    + ", none makes progress on the tests"
+                ],
+            )
         return out
 
     async def node_edits(self, task: Task, node: NodeView) -> list[Any]:
@@ -474,8 +489,7 @@ class OfflineRepairProposer:
             # what the base does: its failing tests fail; its passing ones pass
             kept = sum(1 for t in loc.tests if t.passing and t.test in set(loc.passing))
             self._root_progress[task.id] = (0, kept)
-            lines = sorted(loc.lines, key=lambda s: (-s.score, s.path, s.line))
-            lines = [s for s in lines if s.score > 0][: self.max_lines]
+            lines = top_lines(loc.lines, self.max_lines)
             found = {}
             for s in lines:
                 found.setdefault(s.path, {})[s.line] = float(s.score)
@@ -621,6 +635,12 @@ class OfflineRepairProposer:
             self.refused.setdefault(task.id, []).extend(
                 f"probe: {why}: {g.label}" for g in greens if (why := broken.get(id(g)))
             )
+        kept = [g for g in greens if id(g) not in broken]
+        if kept and self.wider:
+            for g, why in zip(kept, await self._wider(task, current, kept), strict=True):
+                if why:
+                    broken[id(g)] = why
+                    self.refused.setdefault(task.id, []).append(f"wider: {why}: {g.label}")
         screened: list[_Screened] = []
         for edit, res in zip(batch, results, strict=True):
             if not res.applied or not res.compiled or id(edit) in broken:
@@ -671,6 +691,38 @@ class OfflineRepairProposer:
             self._test_sources[key] = await rebuilt_test_file(base.get(path), path, test_patch)
         return self._test_sources[key]
 
+    async def _wider(
+        self, task: Task, current: Mapping[str, str | None], greens: list[Any]
+    ) -> list[str | None]:
+        """Per green edit, the first test of the wider suite it breaks (None: none)."""
+        from atlas_actors.swe.repair.batch import CandidatePatch
+
+        suite = await self.toolbox.invoke(task, "wider_tests")
+        if not suite.passing:
+            return [None] * len(greens)
+        candidates = [
+            CandidatePatch(files={**current, g.path: g.new_text}, label=g.label) for g in greens
+        ]
+        results = await self.toolbox.invoke(
+            task,
+            "try_candidates",
+            candidates=candidates,
+            tests=suite.passing,
+            durations=suite.durations,
+        )
+        out: list[str | None] = []
+        for res in results:
+            # a test that fails or errs is a break; a run that timed out, crashed or
+            # found nothing says nothing about the edit (the suite is large: a slow
+            # collection is no verdict)
+            bad = next((t for t in res.tests if t.outcome in ("failed", "error")), None)
+            out.append(
+                None
+                if bad is None
+                else f"breaks {bad.test} ({bad.outcome}: {bad.message[:200]}), which passes at base"
+            )
+        return out
+
     async def _probe(
         self, task: Task, node: NodeView, current: Mapping[str, str | None], greens: list[Any]
     ) -> list[str | None]:
@@ -712,6 +764,18 @@ class OfflineRepairProposer:
                             f"{v.what} in {test}"
                         )
         return reasons
+
+
+def top_lines(lines: Sequence[Any], n: int) -> list[Any]:
+    """The ``n`` most suspicious lines with a positive score, in localisation's order (its
+    ties broken by the failing tests' tracebacks), and the lines tied with the ``n``-th
+    (a tie is no reason to drop a line), up to ``4 * n`` in all."""
+    ranked = sorted((s for s in lines if s.score > 0), key=lambda s: -s.score)  # stable
+    if len(ranked) <= n:
+        return ranked
+    last = round(ranked[n - 1].score, 12)
+    tied = [s for s in ranked[n:] if round(s.score, 12) == last]
+    return [*ranked[:n], *tied[: 3 * n]]
 
 
 def _progress_of(result: Any, failing: set[str]) -> Progress:

@@ -14,19 +14,28 @@ import pytest
 
 from atlas_actors.errors import ConfigError
 from atlas_actors.swe.instances import SWEInstance, make_eval_script
-from atlas_actors.swe.repair.incontainer.atlas_trace import branches, is_test_path
+from atlas_actors.swe.repair.batch import BatchEvaluator, CandidatePatch
+from atlas_actors.swe.repair.incontainer.atlas_trace import (
+    branches,
+    graded_id,
+    is_test_path,
+    matches,
+)
 from atlas_actors.swe.repair.localize import (
     CoverageRun,
     LocalizationCache,
     TestRecord,
     build,
+    by_selected,
     dstar,
+    folders_of,
     localize,
     ochiai,
     rank_spectrum,
     rank_tracebacks,
     tarantula,
     tracebacks_from_log,
+    wider_suite,
 )
 from tests.swe.repair.repair_cases import diff_files, gold_lines, patched_text
 
@@ -117,6 +126,16 @@ def test_conditions_inherit_their_blocks_score_and_tracebacks_break_ties() -> No
     assert lines[0].line == 5 and lines[0].via is None
 
 
+def test_ties_go_to_the_files_the_failing_tests_tracebacks_pass_through() -> None:
+    tests = [
+        rec("t::f", "failed", {"a.py": [1], "b.py": [1, 2]}, [("b.py", 2)]),
+        rec("t::p", "passed", {}),
+    ]
+    lines = rank_spectrum(tests, "ochiai", inherit=False)
+    # all three tie at 1.0: the traceback's line, then its file's other line, then a.py
+    assert [(x.path, x.line) for x in lines] == [("b.py", 2), ("b.py", 1), ("a.py", 1)]
+
+
 def test_rank_tracebacks_innermost_first() -> None:
     tests = [
         rec("t::a", "failed", {}, [("m.py", 10), ("m.py", 3), ("n.py", 7)]),
@@ -188,6 +207,106 @@ def test_build_without_coverage_falls_back_to_tracebacks() -> None:
         ["t::a"],
     )
     assert empty.method == "none" and empty.lines == []
+
+
+# ------------------------------------------- SWE-bench's ids, cut at the first space
+
+CUT = "t.py::test_x[a"
+"""How swebench's log parser names ``t.py::test_x[a b]`` and ``t.py::test_x[a c]``."""
+
+
+def test_graded_ids_are_cut_at_the_first_whitespace_and_matched() -> None:
+    assert graded_id("t.py::test_x[a b]") == CUT
+    assert graded_id("t.py::test_y[1-2]") == "t.py::test_y[1-2]"
+    wanted = {CUT: 0, "t.py::test_y[1-2]": 1}
+    assert matches("t.py::test_x[a c]", wanted) == CUT
+    assert matches("t.py::test_y[1-2]", wanted) == "t.py::test_y[1-2]"
+    assert matches("t.py::test_x[b c]", wanted) is None
+
+
+def test_a_cut_id_folds_the_tests_it_stands_for() -> None:
+    records = [
+        rec("t.py::test_x[a b]", "passed", {}).model_copy(update={"seconds": 0.5}),
+        rec("t.py::test_x[a c]", "failed", {}, [("m.py", 3)]).model_copy(
+            update={"seconds": 0.25, "message": "AssertionError: c"}
+        ),
+        rec("t.py::test_x[z w]", "passed", {}),  # not selected
+        rec("t.py::test_y", "passed", {}),
+    ]
+    got = by_selected(records, ["t.py::test_y", CUT, "t.py::gone"])
+    assert [(t.test, t.outcome) for t in got] == [("t.py::test_y", "passed"), (CUT, "failed")]
+    assert got[1].seconds == 0.75 and got[1].message == "AssertionError: c"
+    assert got[1].tb == [("m.py", 3)]
+    # every test it stands for passes: it passes
+    fixed = [records[0], records[1].model_copy(update={"outcome": "passed"})]
+    assert [t.outcome for t in by_selected(fixed, [CUT])] == ["passed"]
+    inst_like = SWEInstance.model_construct(instance_id="x", base_commit="abc")
+    loc = build(inst_like, CoverageRun(coverage=False, plain=records), "ochiai",
+                [CUT, "t.py::test_y", "t.py::gone"])  # fmt: skip
+    assert loc.failing == [CUT] and loc.passing == ["t.py::test_y"]
+    assert loc.missing == ["t.py::gone"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_cut_ids_are_run_through_their_files_and_graded_whole(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    """Localisation and the fast screen on ids cut at a space, as SWE-bench lists them:
+    pytest is never given such an id (it would run nothing); the tests it stands for run
+    and it fails when one of them fails."""
+    inst = examples["textkit"]
+    test_file = "tests/test_wrap.py"
+    body = patched_text(inst, test_file, inst.test_patch)
+    spaced = (
+        "\n\nimport pytest\n\n\n"
+        '@pytest.mark.parametrize("text", ["a b", "a c", "x y"])\n'
+        "def test_spaced(text):\n"
+        '    assert text != "a c"\n'
+    )
+    test_patch = diff_files(inst, {test_file: body + spaced})
+    f2p, p2p = f"{test_file}::test_spaced[a", f"{test_file}::test_spaced[x"
+    inst2 = inst.model_copy(
+        update={
+            "instance_id": inst.instance_id + "-cut",
+            "test_patch": test_patch,
+            "eval_script": make_eval_script(inst.base_commit, [test_file], test_patch),
+            "FAIL_TO_PASS": [f2p, *inst.FAIL_TO_PASS],
+            "PASS_TO_PASS": [*inst.PASS_TO_PASS, p2p],
+        }
+    )
+    async with env_factory("textkit", "docker") as env:
+        loc = await localize(env, inst2, cache=None)
+        assert not loc.missing, loc.notes
+        assert sorted(loc.failing) == sorted(inst2.FAIL_TO_PASS)
+        assert p2p in loc.passing and loc.method == "spectrum"
+        # the failing tests ran first (a run cut by its time bound keeps them)
+        assert [t.test for t in loc.tests][: len(inst2.FAIL_TO_PASS)] == inst2.FAIL_TO_PASS
+        evaluator = BatchEvaluator(fail_fast=False)
+        [base] = await evaluator.evaluate(env, inst2, [CandidatePatch(diff="")], baseline=loc)
+    verdicts = {t.test: t.outcome for t in base.tests}
+    assert verdicts[f2p] == "failed" and verdicts[p2p] == "passed"
+    assert not base.not_run
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_the_wider_suite_lists_the_passing_tests_nobody_grades(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    inst = examples["textkit"]
+    dropped = inst.PASS_TO_PASS[0]
+    graded = inst.model_copy(update={"PASS_TO_PASS": inst.PASS_TO_PASS[1:]})
+    assert folders_of([*inst.FAIL_TO_PASS, "a.py::t", "x/y/b.py::t"])[-2:] == [".", "x/y"]
+    async with env_factory("textkit", "docker") as env:
+        suite = await wider_suite(env, graded)
+    assert suite.folders == folders_of(inst.FAIL_TO_PASS)
+    # the test left out of PASS_TO_PASS passes at base: the wider suite has it; the
+    # graded tests and the failing ones are not in it
+    assert dropped in suite.passing and suite.durations[dropped] > 0
+    assert not set(suite.passing) & {*graded.FAIL_TO_PASS, *graded.PASS_TO_PASS}
 
 
 # --------------------------------------------------------- the real thing, in workspaces
@@ -311,3 +430,39 @@ async def test_a_hanging_failing_test_is_stopped_and_keeps_its_coverage(
     # Line 19 (a word that fits) runs in no other failing test: the hung test's coverage.
     line19 = next(x for x in loc.lines if (x.path, x.line) == ("textkit/wrap.py", 19))
     assert line19.failed == 1
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.timeout(1200)
+async def test_localisation_is_bounded_in_time_and_keeps_the_failing_tests_it_ran(
+    docker_host: str, examples: dict[str, SWEInstance], env_factory: Callable[..., Any]
+) -> None:
+    """A passing test that never returns, listed first among the passing ones, and no
+    per-test timeout to stop it: the run is cut at its bound, and the failing tests
+    (run first, whatever the files' order) still rank the lines."""
+    inst = examples["textkit"]
+    test_file = "tests/test_wrap.py"
+    body = patched_text(inst, test_file, inst.test_patch)
+    hang = "\n\nimport time\n\n\ndef test_a_sleeper():\n    time.sleep(3600)\n"
+    test_patch = diff_files(inst, {test_file: body + hang})
+    sleeper = f"{test_file}::test_a_sleeper"
+    inst2 = inst.model_copy(
+        update={
+            "instance_id": inst.instance_id + "-bound",
+            "test_patch": test_patch,
+            "eval_script": make_eval_script(inst.base_commit, [test_file], test_patch),
+            "PASS_TO_PASS": [sleeper, *inst.PASS_TO_PASS],
+        }
+    )
+    async with env_factory("textkit", "docker") as env:
+        started = time.monotonic()
+        loc = await localize(env, inst2, cache=None, timeout_s=30, test_timeout_s=3600)
+        assert time.monotonic() - started < 90
+    assert any("partial" in note for note in loc.notes), loc.notes
+    assert sorted(loc.failing) == sorted(inst.FAIL_TO_PASS)
+    assert sleeper in loc.missing
+    # no passing test finished: the failing tests' coverage alone ranks (the fixed line
+    # among those at the top score)
+    best = {(x.path, x.line) for x in loc.lines if x.score == loc.lines[0].score}
+    assert loc.method == "spectrum" and gold_lines(inst.patch) <= best

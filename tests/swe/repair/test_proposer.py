@@ -299,3 +299,18 @@ async def test_concurrent_expansions_of_one_node_screen_once_and_get_distinct_ed
     one = await alone.propose(TASK, root(), 2, random.Random(0))
     two = await alone.propose(TASK, root(), 2, random.Random(1))
     assert ([p.label for p in one], [p.label for p in two]) == (a, b)
+
+
+def test_top_lines_keep_localisations_order_and_the_lines_tied_with_the_last() -> None:
+    from atlas_actors.swe.repair.proposer import top_lines
+
+    def line(path: str, n: int, score: float) -> Any:
+        return SimpleNamespace(path=path, line=n, score=score)
+
+    # localisation's order among equal scores (a traceback's line first) is kept
+    ranked = [line("z.py", 9, 1.0), line("a.py", 1, 1.0), line("a.py", 2, 0.5)]
+    assert [(s.path, s.line) for s in top_lines(ranked, 2)] == [("z.py", 9), ("a.py", 1)]
+    # ties with the last line kept stay, up to four times as many; no zero scores
+    many = [line("m.py", k, 0.7) for k in range(20)] + [line("m.py", 99, 0.0)]
+    assert len(top_lines(many, 2)) == 8
+    assert len(top_lines([line("m.py", 1, 0.0)], 2)) == 0

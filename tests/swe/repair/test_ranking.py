@@ -103,3 +103,54 @@ async def test_the_answer_holds_the_closest_green_edit_alone() -> None:
     ).propose(task, root, 4, random.Random(0))
     labels = [p.label for p in by_prior]
     assert len(labels) > 1 and labels[0].startswith("FREE_FROM -> ")  # a name fits too
+
+
+class WiderShippingToolbox(ShippingToolbox):
+    """:class:`ShippingToolbox` with a wider suite: one more test nobody grades, which
+    passes at base (20 pays the flat rate)."""
+
+    def __init__(self) -> None:
+        self.wider_runs = 0
+
+    async def invoke(self, task: Any, tool: str, /, **kwargs: Any) -> Any:
+        if tool == "wider_tests":
+            return SimpleNamespace(passing=["t.py::wide"], durations={"t.py::wide": 0.1})
+        if tool == "try_candidates" and kwargs.get("tests") == ["t.py::wide"]:
+            self.wider_runs += 1
+            out = []
+            for n, cand in enumerate(kwargs["candidates"]):
+                space: dict[str, Any] = {}
+                exec(compile(cand.files["s.py"], "s.py", "exec"), space)
+                ok = space["cost"](20.0) == 4.95
+                verdict = TestVerdict(
+                    test="t.py::wide",
+                    outcome="passed" if ok else "failed",
+                    message="" if ok else "AssertionError",
+                )
+                out.append(
+                    CandidateResult(
+                        index=n, applied=True, compiled=True, passed=ok, tests=[verdict]
+                    )
+                )
+            return out
+        return await super().invoke(task, tool, **kwargs)
+
+
+async def test_a_green_edit_that_breaks_the_wider_suite_is_refused() -> None:
+    task = Task(id="ship-2", domain="swe")
+    root = NodeView(node_id="0", state={}, solution="")
+    box = WiderShippingToolbox()
+    proposer = OfflineRepairProposer(box, probe=False, rank_greens=False, wider=True)
+    labels = [p.label for p in await proposer.propose(task, root, 8, random.Random(0))]
+    # FREE_FROM -> EXPRESS passes the graded tests but ships 20 free: refused
+    assert "> -> >= at s.py:7" in labels
+    assert not any(x.startswith("FREE_FROM -> EXPRESS") for x in labels), labels
+    assert box.wider_runs >= 1
+    assert any(
+        r.startswith("wider: breaks t.py::wide") and "FREE_FROM -> EXPRESS" in r
+        for r in proposer.refused[task.id]
+    )
+    # without the check it is offered
+    plain = OfflineRepairProposer(ShippingToolbox(), probe=False, rank_greens=False)
+    got = [p.label for p in await plain.propose(task, root, 8, random.Random(0))]
+    assert any(x.startswith("FREE_FROM -> EXPRESS") for x in got)

@@ -144,16 +144,21 @@ class BatchPlugin(trace.StateHooks):
         return []
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: Any) -> None:
-        by_id: Dict[str, Any] = {}
+        # A selected id cut at a space (as swebench's parsers cut it) stands for every
+        # test whose id starts so: all of them run, under the selected test's index.
+        by_id: Dict[str, List[Any]] = {}
+        planned = {self.tests[i]: i for i in self.plan}
         for item in items:
-            by_id.setdefault(trace.test_id(item, self.root), item)
+            key = trace.matches(trace.test_id(item, self.root), planned)
+            if key is not None:
+                by_id.setdefault(key, []).append(item)
         keep = []
         self.index = {}
         for i in self.plan:
-            item = by_id.get(self.tests[i])
-            if item is not None and item.nodeid not in self.index:
-                keep.append(item)
-                self.index[item.nodeid] = i
+            for item in by_id.get(self.tests[i], ()):
+                if item.nodeid not in self.index:
+                    keep.append(item)
+                    self.index[item.nodeid] = i
         dropped = [item for item in items if item.nodeid not in self.index]
         items[:] = keep
         if dropped:
@@ -698,6 +703,15 @@ class Worker:
             "line": line,
         }
 
+    @staticmethod
+    def _merged(prior: Optional[Dict[str, Any]], new: Dict[str, Any]) -> Dict[str, Any]:
+        """One selected test's verdict over the tests it stands for (a cut id): the first
+        that did not pass stands, the seconds add up."""
+        if prior is None:
+            return new
+        keep = prior if prior["outcome"] not in trace.PASSING else new
+        return {**keep, "seconds": round(prior["seconds"] + new["seconds"], 6)}
+
     def _run_child(
         self, plan: List[int], mode: str, tmp: str, verdicts: Dict[int, Dict[str, Any]]
     ) -> Tuple[bool, str]:
@@ -790,12 +804,15 @@ class Worker:
                         i = int(info["i"])
                         current = None
                         if 0 <= i < len(self.tests):
-                            verdicts[i] = self._verdict(
-                                i,
-                                info["outcome"],
-                                info["message"],
-                                float(info["seconds"]),
-                                int(info.get("line") or 0),
+                            verdicts[i] = self._merged(
+                                verdicts.get(i),
+                                self._verdict(
+                                    i,
+                                    info["outcome"],
+                                    info["message"],
+                                    float(info["seconds"]),
+                                    int(info.get("line") or 0),
+                                ),
                             )
                             decided = decided or (
                                 self.fail_fast

@@ -13,7 +13,10 @@ Fault localisation runs ``python3 -m pytest -p atlas_trace ...`` with
   repository root that are not tests, so the cost stays on the code under test);
 * ``ATLAS_TRACE_TIMEOUT`` (seconds, default 60): a test still running then gets an
   exception (SIGALRM), so a hanging failing test still leaves its coverage;
-* ``ATLAS_TRACE_ROOT`` (default: the working directory): the repository root.
+* ``ATLAS_TRACE_ROOT`` (default: the working directory): the repository root;
+* ``ATLAS_TRACE_SELECT``: a JSON list of the tests to keep, as SWE-bench names them (the
+  command line names only their files): a test is kept when its id, or its id cut at the
+  first whitespace as swebench's log parsers cut it (:func:`graded_id`), is in the list.
 
 The batch worker (``atlas_batch.py``) imports the helpers below: :func:`test_id`,
 :class:`TestState` (outcome, duration and message of one test from its reports) and
@@ -27,7 +30,7 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, Callable, Dict, List, Optional, Set, Tuple
+from typing import Any, Callable, Container, Dict, List, Optional, Set, Tuple
 
 PASSING = ("passed", "xfailed")
 """Outcomes that count as a pass (as swebench grades: PASSED, XFAIL)."""
@@ -87,6 +90,22 @@ def test_id(item: Any, root: str) -> str:
     except (AttributeError, ValueError):
         pass
     return head + sep + rest
+
+
+def graded_id(test: str) -> str:
+    """The id swebench's pytest log parser reads for ``test``: up to the first whitespace
+    (``test_error[required-Missing data]`` is graded as ``test_error[required-Missing``).
+    A cut id can stand for several parametrised tests; pytest cannot select by it."""
+    parts = test.split()
+    return parts[0] if parts else test
+
+
+def matches(test: str, wanted: Container[str]) -> Optional[str]:
+    """The entry of ``wanted`` that names ``test`` (its full id first, else its graded id)."""
+    if test in wanted:
+        return test
+    cut = graded_id(test)
+    return cut if cut in wanted else None
 
 
 def _frames(exc: Optional[BaseException], files: RepoFiles) -> List[Tuple[str, int]]:
@@ -253,6 +272,9 @@ class Recorder(StateHooks):
         self.known_files: Set[str] = set()
         self.collect_started = 0.0
         self.collect_errors: List[str] = []
+        self.select: Optional[Dict[str, int]] = None
+        """The tests to keep (their SWE-bench ids, by position: they run in that order,
+        so a run cut short by its time bound has the first ones); None keeps all."""
 
     def _write(self, record: Dict[str, Any]) -> None:
         self.out.write(json.dumps(record, separators=(",", ":")) + "\n")
@@ -295,8 +317,22 @@ class Recorder(StateHooks):
             self.collect_errors.append(f"{report.nodeid}: {str(report.longrepr)[-300:]}")
 
     def pytest_collection_modifyitems(self, session: Any, config: Any, items: Any) -> None:
-        for item in items:
-            self.ids[item.nodeid] = test_id(item, self.root)
+        select = self.select
+        keep: List[Tuple[int, int, Any]] = []
+        dropped = []
+        for n, item in enumerate(items):
+            tid = test_id(item, self.root)
+            key = tid if select is None else matches(tid, select)
+            if key is None:
+                dropped.append(item)
+                continue
+            self.ids[item.nodeid] = tid
+            keep.append((select[key] if select is not None else 0, n, item))
+        if select is not None:
+            keep.sort(key=lambda x: (x[0], x[1]))
+            items[:] = [item for _, _, item in keep]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
 
     def pytest_collection_finish(self, session: Any) -> None:
         seconds = time.perf_counter() - self.collect_started if self.collect_started else 0.0
@@ -355,4 +391,7 @@ def pytest_configure(config: Any) -> None:
         os.environ.get("ATLAS_TRACE_COVERAGE", "0") == "1",
         float(os.environ.get("ATLAS_TRACE_TIMEOUT", "60")),
     )
+    select = os.environ.get("ATLAS_TRACE_SELECT")
+    if select:
+        recorder.select = {t: i for i, t in reversed(list(enumerate(json.loads(select))))}
     config.pluginmanager.register(recorder, "atlas_trace_recorder")
