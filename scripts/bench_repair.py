@@ -54,6 +54,8 @@ from atlas_actors.search.discriminator import Discriminator  # noqa: E402
 from atlas_actors.search.mcts import SWESearch  # noqa: E402
 from atlas_actors.swe.environment import SWEEnvironment  # noqa: E402
 from atlas_actors.swe.instances import SWEInstance, load_example_instances  # noqa: E402
+from atlas_actors.swe.repair.antipatterns import ANTI_PATTERNS, DEFAULT_ANTI_PATTERNS  # noqa: E402
+from atlas_actors.swe.repair.catalogue import family_names  # noqa: E402
 from atlas_actors.swe.repair.proposer import OfflineRepairProposer  # noqa: E402
 
 BUGS = ROOT / "tests" / "data" / "repair_bugs"
@@ -115,7 +117,14 @@ async def one(inst: SWEInstance, args: argparse.Namespace, buggy: list[str]) -> 
         row["fl_top1"] = bool(ranked[:1]) and ranked[0] in buggy
         row["fl_top5"] = any(r in buggy for r in ranked[:5])
         row["fl_seconds"] = loc.seconds
-        proposer = OfflineRepairProposer(evaluator)
+        families = [f for f in family_names() if f not in set(args.families_off or ())]
+        proposer = OfflineRepairProposer(
+            evaluator,
+            families=families if args.families_off else None,
+            antipatterns=DEFAULT_ANTI_PATTERNS if args.antipatterns is None else args.antipatterns,
+            probe=not args.no_probe,
+            rank_greens=not args.no_rank_greens,
+        )
         config = SWESearchConfig(
             max_expansions=args.max_expansions,
             time_limit_s=args.time_limit,
@@ -242,6 +251,22 @@ def main() -> int:
     p.add_argument("--examples", action="store_true", help="the four bundled examples instead")
     p.add_argument("--only", nargs="*", help="only bugs whose id contains one of these")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--antipatterns",
+        nargs="*",
+        choices=list(ANTI_PATTERNS),
+        help="the anti-patterns refused (default: DEFAULT_ANTI_PATTERNS; none given: none)",
+    )
+    p.add_argument("--no-probe", action="store_true", help="no probes among green patches")
+    p.add_argument(
+        "--no-rank-greens", action="store_true", help="greens ranked by prior, up to k offered"
+    )
+    p.add_argument(
+        "--families-off",
+        nargs="*",
+        choices=list(family_names()),
+        help="catalogue families left out (e.g. collection_update return_computed base_case)",
+    )
     add_json_flag(p)
     p.add_argument(
         "--save",
