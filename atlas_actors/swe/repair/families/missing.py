@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from atlas_actors.swe.repair.analysis.file_facts import Facts
 from atlas_actors.swe.repair.analysis.statement_map import StmtInfo
-from atlas_actors.swe.repair.families.statement_view import Unit, short
+from atlas_actors.swe.repair.families.statement_view import Unit
 
 __all__ = ["MISSING_FAMILIES"]
 
@@ -100,39 +100,6 @@ def _insertable(info: StmtInfo) -> bool:
         and info.in_function
         and not isinstance(head, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
         and not docstring
-    )
-
-
-def _around(u: Unit, family: str, statement: str, what: str, *, before: bool = True) -> None:
-    """Insert ``statement`` after (and, with ``before``, before) the unit's statement."""
-    info = u.info
-    nl = u.src.newline
-    at_start = u.src.line_start(info.first)
-    at_end = u.src.line_end(info.last)
-    text = f"{info.indent}{statement}{nl}"
-    if before:
-        u.statements(
-            family,
-            at_start,
-            at_start,
-            text,
-            f"insert `{short(statement)}` before line {info.first} ({what})",
-            i=info.start,
-            j=info.start,
-            line=info.first,
-        )
-    if isinstance(info.asts[-1], ast.Return | ast.Raise | ast.Break | ast.Continue):
-        return
-    open_end = u.src.text[at_end - 1 : at_end] != "\n"
-    u.statements(
-        family,
-        at_end,
-        at_end,
-        f"{nl}{info.indent}{statement}" if open_end else text,
-        f"insert `{short(statement)}` after line {info.last} ({what})",
-        i=info.stop,
-        j=info.stop,
-        line=info.first,
     )
 
 
@@ -270,7 +237,7 @@ def collection_update(u: Unit) -> None:
     own = " ".join(u.src.lines(info.first, info.last).split())
     for statement in list(made)[:MAX_UPDATES]:
         if statement not in own:
-            _around(u, "collection_update", statement, "an update the code never makes")
+            u.insert_around("collection_update", statement, "an update the code never makes")
 
 
 def _nearby_names(fn: _Function, line: int) -> list[str]:
@@ -419,8 +386,7 @@ def return_computed(u: Unit) -> None:
     fn = _function_of(u)
     if fn is None or not _returns_values(fn):
         return
-    _around(
-        u,
+    u.insert_around(
         "return_computed",
         f"return {target.id}",
         "return what the branch computes",

@@ -302,3 +302,40 @@ class Unit:
             snippet=text,
             compile=_CONTEXTUAL.search(text) is not None,
         )
+
+    def insert_around(
+        self, family: str, statement: str, note: str = "", *, before: bool = True
+    ) -> None:
+        """Insert ``statement`` after the unit's statement (unless that ends in a
+        return, raise, break or continue) and, with ``before``, before it; ``note`` is
+        added to each candidate's label in parentheses."""
+        info = self.info
+        nl = self.src.newline
+        at_start = self.src.line_start(info.first)
+        at_end = self.src.line_end(info.last)
+        text = f"{info.indent}{statement}{nl}"
+        why = f" ({note})" if note else ""
+        if before:
+            self.statements(
+                family,
+                at_start,
+                at_start,
+                text,
+                f"insert `{short(statement)}` before line {info.first}{why}",
+                i=info.start,
+                j=info.start,
+                line=info.first,
+            )
+        if isinstance(info.asts[-1], ast.Return | ast.Raise | ast.Break | ast.Continue):
+            return
+        open_end = self.src.text[at_end - 1 : at_end] != "\n"
+        self.statements(
+            family,
+            at_end,
+            at_end,
+            f"{nl}{info.indent}{statement}" if open_end else text,
+            f"insert `{short(statement)}` after line {info.last}{why}",
+            i=info.stop,
+            j=info.stop,
+            line=info.first,
+        )

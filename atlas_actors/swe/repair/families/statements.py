@@ -23,8 +23,6 @@ __all__ = ["STATEMENT_FAMILIES"]
 MAX_DONORS = 10
 MAX_GUARDS = 5
 
-_FLOW = (ast.Return, ast.Raise, ast.Break, ast.Continue)
-
 
 def _is_docstring(info: StmtInfo) -> bool:
     head = info.asts[0]
@@ -111,35 +109,8 @@ def stmt_insert(u: Unit) -> None:
     info = u.info
     if not _movable(info):
         return
-    after_ok = not isinstance(info.asts[-1], _FLOW)
-    nl = u.src.newline
-    before_at = u.src.line_start(info.first)
-    after_at = u.src.line_end(info.last)
-    open_end = u.src.text[after_at - 1 : after_at] != "\n"
     for donor in _donors(u):
-        text = f"{info.indent}{donor}{nl}"
-        u.statements(
-            "stmt_insert",
-            before_at,
-            before_at,
-            text,
-            f"insert `{short(donor)}` before line {info.first}",
-            i=info.start,
-            j=info.start,
-            line=info.first,
-        )
-        if after_ok:
-            text = f"{nl}{info.indent}{donor}" if open_end else text
-            u.statements(
-                "stmt_insert",
-                after_at,
-                after_at,
-                text,
-                f"insert `{short(donor)}` after line {info.last}",
-                i=info.stop,
-                j=info.stop,
-                line=info.first,
-            )
+        u.insert_around("stmt_insert", donor)
 
 
 def stmt_replace(u: Unit) -> None:
