@@ -463,40 +463,53 @@ class Swapper:
                 out.append(module)
         return out
 
-    def plan(self, changes: "Changes", paths: List[str]) -> Tuple[Optional[List[Any]], str]:
+    def loaded(self, path: str, changes: "Changes") -> Optional[Tuple[Any, ...]]:
+        """For a loaded module's file (real path): the file name its code carries, its
+        original code's shape, each function's :func:`code_key`, and its live functions
+        by code (the worker's modules never change: computed once per file)."""
+        if path in self.before:
+            return self.before[path]  # type: ignore[no-any-return]
+        modules = self.modules(path)
+        original = changes.original(path)
+        if not modules or original is None or not path.endswith(".py"):
+            return None
+        filename = str(modules[0].__file__)
+        shape = code_shape(compile(original, filename, "exec", dont_inherit=True))
+        live: Dict[types.CodeType, List[Any]] = {}
+        for module in modules:
+            for code, funcs in live_functions(module, filename).items():
+                live.setdefault(code, []).extend(funcs)
+        keys = [code_key(code) for _, code in shape[1]]
+        self.before[path] = (filename, shape, keys, live)
+        return self.before[path]  # type: ignore[no-any-return]
+
+    def plan(
+        self, changes: "Changes", paths: List[str], compiled: Dict[str, Any]
+    ) -> Tuple[Optional[List[Any]], str]:
         """``[(function, new code)]`` for the changed, loaded ``paths`` (real paths), or
-        None and why not."""
+        None and why not. ``compiled``: path -> (file name, code) already compiled."""
         if self.called is None:
             return None, "the repository was imported before the session was traced"
         swaps: List[Any] = []
         for path in paths:
             rel = os.path.relpath(path, self.root)
-            modules = self.modules(path)
-            if not modules or not path.endswith(".py"):
+            known = self.loaded(path, changes)
+            if known is None:
                 return None, f"{rel}: not a module the session loaded"
-            filename = str(modules[0].__file__)
-            original = changes.original(path)
-            if original is None:
-                return None, f"{rel}: not a module the session loaded"
-            old = self.before.get(path)
-            if old is None:
-                old = self.before[path] = code_shape(
-                    compile(original, filename, "exec", dont_inherit=True)
-                )
-            with open(path, "rb") as f:
-                new = code_shape(compile(f.read(), filename, "exec", dont_inherit=True))
+            filename, old, keys, live = known
+            name, code = compiled.get(path) or ("", None)
+            if code is None or name != filename:
+                with open(path, "rb") as f:
+                    code = compile(f.read(), filename, "exec", dont_inherit=True)
+            new = code_shape(code)
             if old[0] != new[0]:
                 return None, f"{rel}: code that runs at import changed"
             if [q for q, _ in old[1]] != [q for q, _ in new[1]]:
                 return None, f"{rel}: a function was added, removed or renamed"
-            live: Dict[types.CodeType, List[Any]] = {}
-            for module in modules:
-                for code, funcs in live_functions(module, filename).items():
-                    live.setdefault(code, []).extend(funcs)
             for k, (qualname, before) in enumerate(old[1]):
                 after = new[1][k][1]
                 funcs = live.get(before, [])
-                if code_key(before) != code_key(after):
+                if keys[k] != code_key(after):
                     if _signature(before) != _signature(after):
                         return None, f"{rel}: {qualname}: its parameters or docstring changed"
                     if before.co_freevars != after.co_freevars:
@@ -726,6 +739,7 @@ class Worker:
         self.ran_as = "fork"
         self.swapper = Swapper(self.root, None)
         self.swaps: List[Any] = []
+        self.compiled: Dict[str, Any] = {}
         self.config: Any = None
         self.session: Any = None
         self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast, self.keep_going)
@@ -908,12 +922,16 @@ class Worker:
         return "the diff does not apply: " + " | ".join(e.strip()[-400:] for e in errors)
 
     def compile_errors(self, changes: Changes) -> str:
+        """Why a changed Python file does not compile, or ""; :attr:`compiled` keeps the
+        code (by real path: the file name compiled with, the code)."""
+        self.compiled = {}
         for full in changes.changed():
             if not full.endswith(".py") or not os.path.exists(full):
                 continue
             try:
                 with open(full, "rb") as f:
-                    compile(f.read(), full, "exec", dont_inherit=True)
+                    code = compile(f.read(), full, "exec", dont_inherit=True)
+                self.compiled[os.path.realpath(full)] = (full, code)
             except SyntaxError as e:
                 rel = os.path.relpath(full, self.root)
                 return f"{rel}:{e.lineno}: {type(e).__name__}: {e.msg}"
@@ -1190,7 +1208,9 @@ class Worker:
             ):
                 mode = "reload"
             elif mode == "fork" and any(p in self.loaded for p in changed):
-                swaps, why = self.swapper.plan(changes, [p for p in changed if p in self.loaded])
+                swaps, why = self.swapper.plan(
+                    changes, [p for p in changed if p in self.loaded], self.compiled
+                )
                 mode, self.swaps = ("rebind", []) if swaps is None else ("swap", swaps)
                 result["why"] = why
             tests, note = self.run_tests(mode, tmp)
