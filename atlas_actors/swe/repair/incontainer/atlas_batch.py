@@ -46,7 +46,8 @@ How a batch runs:
   (fork + exec, for cross-checks).
 * Compiled modules go to ``sys.pycache_prefix`` (outside the repository). Every file the
   worker writes gets a modification time no other content of that file had, so a cached
-  ``.pyc`` (keyed by mtime and size) never stands in for different source.
+  ``.pyc`` (keyed by mtime and size) never stands in for different source; a swapped
+  candidate's code is compiled from its text in memory.
 * Children get rlimits (file size, address space, no core) and their own process group;
   the container's pids limit bounds a fork bomb, which costs that candidate a timeout.
 
