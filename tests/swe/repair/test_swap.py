@@ -42,6 +42,14 @@ def _build():
 TABLE = _build()
 
 
+def _hook():
+    return "h"
+
+
+HOOKS = {"h": _hook}  # held only by a registry the walk does not search
+del _hook
+
+
 def add(a, b=0):
     return a + b
 
@@ -82,7 +90,7 @@ class Box:
 
 TESTS = """\
 from pkgx import core
-from pkgx.core import LIMIT, TABLE, Box
+from pkgx.core import HOOKS, LIMIT, TABLE, Box
 from pkgx.user import use
 
 
@@ -103,7 +111,7 @@ def test_box():
 
 
 def test_constants():
-    assert LIMIT == 10 and TABLE == {"a": 1}
+    assert LIMIT == 10 and TABLE == {"a": 1} and HOOKS["h"]() == "h"
 """
 
 SELECTED = [f"tests/test_core.py::test_{n}" for n in ("use", "where", "box", "constants")]
@@ -196,6 +204,7 @@ REBOUND = {
         "ran while the session was prepared",
     ),
     "code that ran at import": (edit('return {"a": 1}', 'return {"a": 2}'), "ran while"),
+    "a function not found on the module": (edit('return "h"', 'return "i"'), "not found"),
     "the parameters": (edit("def where():", "def where(*args):"), "parameters"),
 }
 
@@ -225,3 +234,4 @@ def test_body_only_edits_are_swapped_others_rebound_all_as_a_fresh_interpreter(
     assert outcomes["lines shifted"]["test_where"] == "passed"
     assert outcomes["a module constant"]["test_constants"] == "failed"
     assert outcomes["code that ran at import"]["test_constants"] == "failed"
+    assert outcomes["a function not found on the module"]["test_constants"] == "failed"
