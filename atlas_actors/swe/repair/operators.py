@@ -258,6 +258,9 @@ def generate_edits(
     raws: list[Raw] = []
     for info in map_statements(src, facts, digests, tree, lines):
         susp = _susp(lines, info.first, info.head_last)
+        if isinstance(info.asts[0], ast.Try):  # its except lines are its headers too
+            heads = (h.lineno for h in info.asts[0].handlers)
+            susp = max([susp, *(lines.get(n, 0.0) for n in heads)])
         if susp <= 0:
             continue
         unit = Unit(src, facts, info, susp, raws, hints)
