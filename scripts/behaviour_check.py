@@ -7,6 +7,13 @@ the code and not on the machine's speed. ``compare`` reads two recordings and li
 task whose answers (``submission.json``) or found program, train fitness or evaluation
 count (``results.jsonl``) differ; it exits 1 when anything differs.
 
+``ops`` is a quicker and finer check of the op table alone, in seconds: it writes every
+op in :data:`~atlas_actors.arc.ops.OPS` and search order with its declaration (kinds,
+family, whether it has a generator, a digest of its cases), and for the first ``--tasks``
+ARC-AGI-1 training tasks every generator's argument tuples on the inputs at depths 0, 1
+and 2 and on the train answers themselves (``d3``), with a digest of what each tuple gives
+on every input at depth 0. ``--compare`` lists the lines that differ from an earlier file.
+
 Run it from the checkout under test (the CLI is run as ``python -m atlas_actors.cli``
 with that checkout first on ``PYTHONPATH``)::
 
@@ -138,7 +145,7 @@ def op_lines(n_tasks: int) -> Iterator[str]:
     for spec in OPS.values():
         cases = [(c.args, c.program_for(spec.name), np.asarray(c.grid), c.want) for c in spec.cases]
         yield (
-            f"op {spec.name} {spec.family} {[str(k) for k in spec.kinds]} {spec.when!r} "
+            f"op {spec.name} {spec.family} {[str(k) for k in spec.kinds]} "
             f"gen={spec.generator is not None} {spec.no_generator!r} cases={_digest(cases)}"
         )
     tasks = _dataset("arc")[0]

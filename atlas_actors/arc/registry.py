@@ -44,6 +44,38 @@ if TYPE_CHECKING:
 Args = tuple[Any, ...]
 Generator = Callable[["Ctx"], Iterator[Args]]
 """A parameter generator: the argument tuples (after the input grid) worth trying."""
+Check = Callable[["Ctx"], bool]
+"""A test of a search state that must pass for an op's generator to be run
+(``@op(only_if=...)``)."""
+
+
+@dataclass(frozen=True)
+class OnSelf:
+    """A check that tries the op itself: ``test(ctx, the op's function, ctx.bg)``, e.g.
+    ``@op(only_if=OnSelf(fits))``: the op with the background gives every target."""
+
+    test: Callable[[Ctx, Callable[..., Any], int], bool]
+
+
+def background(ctx: Ctx) -> Iterator[Args]:
+    """The generator of an op whose one parameter is the background colour."""
+    yield (ctx.bg,)
+
+
+BG: Generator = background
+"""Short name for declarations: ``@op(generator=BG)``."""
+
+
+def guarded(generator: Generator, checks: tuple[Check, ...]) -> Generator:
+    """``generator``, yielding nothing unless every one of ``checks`` passes (tested in
+    order when the first argument tuple is asked for)."""
+
+    def run(ctx: Ctx) -> Iterator[Args]:
+        if all(check(ctx) for check in checks):
+            yield from generator(ctx)
+
+    return run
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -208,6 +240,7 @@ def op(
     no_generator: str = "",
     cases: Iterable[Case] = (),
     when: When = When.ALWAYS,
+    only_if: Check | OnSelf | tuple[Check | OnSelf, ...] = (),
 ) -> Callable[[F], F]:
     """Declare the decorated function as a DSL op (see the module docstring)."""
 
@@ -227,14 +260,18 @@ def op(
             )
         if (generator is None) == (not no_generator):
             raise ValueError(f"{where}: give a generator or the reason for none, not both")
-        if when and generator is None:
-            raise ValueError(f"{where}: when= is a condition of the generator: give one")
+        if (when or only_if) and generator is None:
+            raise ValueError(f"{where}: when= and only_if= are conditions of the generator")
+        checks = tuple(
+            (lambda ctx, t=c.test: t(ctx, fn, ctx.bg)) if isinstance(c, OnSelf) else c
+            for c in (only_if if isinstance(only_if, tuple) else (only_if,))
+        )
         _DECLARED[n] = OpSpec(
             n,
             fn,
             kinds,
             fn.__module__.rpartition(".")[2],
-            generator,
+            guarded(generator, checks) if generator and checks else generator,
             no_generator,
             tuple(cases),
             when,

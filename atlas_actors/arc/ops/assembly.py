@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, d4_cells, rigid_transform, role_color
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
@@ -107,13 +107,9 @@ def pieces_into_holes(g: Grid, turns: str, bg: int) -> Grid:
     return o
 
 
-def g_fit_in_frame(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_fit_in_frame,
+    generator=BG,
     when=W.SMALLER | W.FIRST,
     cases=[
         Case(
@@ -193,15 +189,11 @@ def paint_fg(g: Grid, src: Grid, role: str, bg: int) -> Grid:
     return o
 
 
-def g_join_pieces(ctx: Ctx) -> Iterator[Args]:
-    """Targets with no background cell, smaller than the states."""
-    if ctx.smaller and ctx.depth == 0 and all((t != ctx.bg).all() for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_join_pieces,
+    generator=BG,
+    when=W.SMALLER | W.FIRST,
+    only_if=lambda ctx: all((t != ctx.bg).all() for t in ctx.targets),
     cases=[
         Case(
             (0,),
@@ -245,14 +237,11 @@ def join_pieces(g: Grid, bg: int) -> Grid:
     return best
 
 
-def g_corner_assemble(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller and ctx.depth == 0 and all(t.shape[0] % 2 == 0 for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_corner_assemble,
+    generator=BG,
+    when=W.SMALLER | W.FIRST,
+    only_if=lambda ctx: all(t.shape[0] % 2 == 0 for t in ctx.targets),
     cases=[
         Case(
             (0,),
@@ -490,25 +479,22 @@ def _square_pieces(g: Grid, bg: int) -> list[Grid]:
     return pieces
 
 
-def g_assemble_by_mark(ctx: Ctx) -> Iterator[Args]:
-    """Square targets (3 or 2 pieces a side) with as many cells as their state has
-    non-background cells."""
-    for s, t in ctx.pairs:
-        if t.shape[0] != t.shape[1] or (t.shape[0] % 2 and t.shape[0] % 3):
-            return
-        if int((s != ctx.bg).sum()) != t.size:
-            return
-    if fits(ctx, assemble_by_mark, ctx.bg):
-        yield (ctx.bg,)
-
-
 _PICTURE = [[1, 5, 5, 2], [5, 5, 5, 5], [5, 5, 5, 5], [3, 5, 5, 4]]
 _PIECES = [[5, 5, 0, 1, 5], [5, 4, 0, 5, 5], [0] * 5, [5, 2, 5, 5, 0], [5, 5, 3, 5, 0]]
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_assemble_by_mark,
+    generator=BG,
+    only_if=(
+        lambda ctx: all(
+            t.shape[0] == t.shape[1]
+            and not (t.shape[0] % 2 and t.shape[0] % 3)
+            and int((s != ctx.bg).sum()) == t.size
+            for s, t in ctx.pairs
+        ),
+        OnSelf(fits),
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at

@@ -15,9 +15,9 @@ from atlas_actors.arc.grids import (
     rigid_transform,
     sep_segments,
 )
-from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells, painted_only
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells
 from atlas_actors.arc.ops.connect import connect
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def _lenient_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -166,15 +166,11 @@ def cells_map(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
     return out
 
 
-def g_cell_connect(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, in grids cut into cells by separator lines."""
-    if ctx.depth <= 1 and painted_only(ctx) and has_cells(ctx):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_connect,
+    generator=BG,
+    when=W.SHALLOW | W.PAINTED,
+    only_if=has_cells,
     cases=[
         # 3 x 3 cells cut by 5 lines: the two 2 cells of the middle row are joined
         Case(
@@ -200,15 +196,11 @@ def cell_connect(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_broadcast(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, in grids cut into cells by separator lines."""
-    if ctx.depth <= 1 and painted_only(ctx) and has_cells(ctx):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_broadcast,
+    generator=BG,
+    when=W.SHALLOW | W.PAINTED,
+    only_if=has_cells,
     cases=[
         # two cells cut by a 5 column: the empty one gets the other's pattern
         Case((0,), [[1, 0, 5, 0, 0], [0, 2, 5, 0, 0]], [[1, 0, 5, 1, 0], [0, 2, 5, 0, 2]]),
@@ -230,17 +222,11 @@ def cell_broadcast(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_max_fill(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, something changes, in grids cut into cells by separator lines."""
-    if ctx.depth > 1 or not ctx.same_shape or not has_cells(ctx):
-        return
-    if not all((s == t).all() for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_max_fill,
+    generator=BG,
+    when=W.CHANGED,
+    only_if=has_cells,
     cases=[
         # the cell with the most cells (the right one) is filled, the left one cleared
         Case((0,), [[1, 0, 5, 2, 2], [0, 0, 5, 0, 2]], [[0, 0, 5, 2, 2], [0, 0, 5, 2, 2]]),

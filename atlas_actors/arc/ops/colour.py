@@ -21,11 +21,7 @@ from atlas_actors.arc.infer import (
     resolved_pairs,
     some_change,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_bg(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_keep_color(ctx: Ctx) -> Iterator[Args]:
@@ -155,7 +151,7 @@ def swap_colors(g: Grid, a: int, b: int) -> Grid:
 
 @op(
     params=(K.COLOR,),
-    generator=g_bg,
+    generator=BG,
     cases=[
         Case((0,), [[1, 1, 2]], [[1, 1, 1]]),
     ],
@@ -171,7 +167,7 @@ def majority_recolor(g: Grid, bg: int) -> Grid:
 
 @op(
     params=(K.COLOR,),
-    generator=g_bg,
+    generator=BG,
     cases=[
         Case((0,), [[1, 1, 2]], [[2, 2, 2]]),
     ],
@@ -401,18 +397,14 @@ def swap_other(g: Grid, a: int, bg: int) -> Grid:
     return np.where(g == a, b, np.where(g == b, a, g))
 
 
-def g_recolor_by_dot(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes; per pair exactly one cell is erased and none painted on."""
-    for s, t in ctx.pairs:
-        fs, ft = s != ctx.bg, t != ctx.bg
-        if int((fs & ~ft).sum()) != 1 or (ft & ~fs).any():
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_recolor_by_dot,
+    generator=BG,
+    only_if=lambda ctx: all(
+        int(((s != ctx.bg) & (t == ctx.bg)).sum()) == 1
+        and not ((t != ctx.bg) & (s == ctx.bg)).any()
+        for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the lone 4 cell is the palette: the 2 shape turns 4 and the 4 cell goes
@@ -439,8 +431,6 @@ def recolor_by_dot(g: Grid, bg: int) -> Grid:
 
 def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour become background and cells of another one new colour."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     found: set[tuple[int, int, int]] = set()
     for s, t in ctx.pairs:
         d = s != t
@@ -459,6 +449,7 @@ def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR_OR_NONE, K.COLOR),
     generator=g_merge_touching,
+    when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # the 3 touching a 2 turns 8 and the 2 goes; the lone 3 stays
         Case((3, 2, 8, 0), [[3, 2, 0], [0, 0, 0], [3, 0, 2]], [[8, 0, 0], [0, 0, 0], [3, 0, 2]]),

@@ -11,7 +11,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, enclosed, role_color, split_parts
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, painted_bg
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
@@ -90,15 +90,10 @@ def recolor_matching(g: Grid, mode: str, closed: int, bg: int) -> Grid:
     return o
 
 
-def g_repeat_toward(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, with colours the states have."""
-    if fits(ctx, repeat_toward, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_repeat_toward,
+    generator=BG,
+    only_if=OnSelf(fits),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 1 block repeats toward the 3, in colour 3, every 3 columns to the edge

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import GRID_FEATURES, Grid, components, grid_feature, role_color
 from atlas_actors.arc.infer import Args, Ctx, colors_vary
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def table_grid(v: int, table: list[list[int]], h: int, w: int, bg: int, dtype: Any) -> Grid:
@@ -57,14 +57,10 @@ def count_row(g: Grid, what: str, c: int, conn: int, bg: int) -> Grid:
     return np.full((1, n), c, dtype=g.dtype)
 
 
-def g_cell(ctx: Ctx) -> Iterator[Args]:
-    if all(t.shape == (1, 1) for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell,
+    generator=BG,
+    only_if=lambda ctx: all(t.shape == (1, 1) for t in ctx.targets),
     cases=[
         Case((0,), [[1, 3, 3, 0]], [[3]]),
     ],
@@ -455,17 +451,13 @@ def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
     return np.tile(np.array([[c for _, c in big]], dtype=g.dtype), (n, 1))
 
 
-def g_line_colors(ctx: Ctx) -> Iterator[Args]:
-    """Square targets whose rows (or columns) are each one colour."""
-    for t in ctx.targets:
-        if t.shape[0] != t.shape[1] or not ((t == t[:, :1]).all() or (t == t[:1]).all()):
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_line_colors,
+    generator=BG,
+    only_if=lambda ctx: all(
+        t.shape[0] == t.shape[1] and ((t == t[:, :1]).all() or (t == t[:1]).all())
+        for t in ctx.targets
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         Case((0,), [[1, 0, 2, 5, 5], [1, 0, 2, 5, 5], [1, 0, 2, 0, 0]], [[1, 2], [1, 2]]),

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import SELECTORS, Grid, components, select_object, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, g_crop_bg, g_smaller_plain
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_crop_color(ctx: Ctx) -> Iterator[Args]:
@@ -106,13 +106,9 @@ def crop_inside(g: Grid, c: int) -> Grid:
     return g[ys.min() + 1 : ys.max(), xs.min() + 1 : xs.max()].copy()
 
 
-def g_drop_bg(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_drop_bg,
+    generator=BG,
     when=W.SMALLER,
     cases=[
         Case((0,), [[0, 0, 0], [1, 0, 2], [0, 0, 0]], [[1, 2]]),

@@ -17,7 +17,7 @@ from atlas_actors.arc.infer import (
     painted_fits,
     paints_in,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: int) -> None:
@@ -61,14 +61,11 @@ def connect_diag(g: Grid, c: int, line: int, bg: int) -> Grid:
     return o
 
 
-def g_bounce(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and all(1 <= int((s != ctx.bg).sum()) <= 4 for s in ctx.states):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_bounce,
+    generator=BG,
+    when=W.GROWS,
+    only_if=lambda ctx: all(1 <= int((s != ctx.bg).sum()) <= 4 for s in ctx.states),
     cases=[
         Case(
             (0,),
@@ -198,15 +195,10 @@ def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
     return o
 
 
-def g_diag_period_fill(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and the targets have no background left."""
-    if all((t != ctx.bg).all() for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_diag_period_fill,
+    generator=BG,
+    only_if=lambda ctx: all((t != ctx.bg).all() for t in ctx.targets),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # colours repeat along anti-diagonals with period 3

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import DIRS, Grid, clusters, components, enclosed
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_paint(ctx: Ctx) -> Iterator[Args]:
@@ -205,13 +205,9 @@ def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
     return o
 
 
-def g_plain_grows(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_plain_grows,
+    generator=BG,
     when=W.GROWS,
     cases=[
         Case((0,), [[1, 0, 0], [0, 0, 1], [2, 0, 2]], [[1, 1, 1], [1, 1, 1], [2, 2, 2]]),
@@ -335,15 +331,10 @@ def fill_corners(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, with two colours."""
-    if all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_flood_alternate,
+    generator=BG,
+    only_if=lambda ctx: all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard

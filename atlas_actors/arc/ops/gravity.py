@@ -27,7 +27,7 @@ from atlas_actors.arc.infer import (
     same_counts,
     some_change,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_gravity(ctx: Ctx) -> Iterator[Args]:
@@ -327,20 +327,13 @@ def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
     return o
 
 
-def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, something changes, and no target has more non-background cells
-    than its state."""
-    pairs = ctx.pairs
-    if all((s == t).all() for s, t in pairs):
-        return
-    if all(int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_snap_to_wall,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    generator=BG,
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[
         # single cells move to the 5 wall and turn 5; two in one column pile up
         Case(
@@ -467,18 +460,12 @@ def center_in(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_gather_dots(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, and every target has fewer (but some) non-background cells."""
-    for s, t in ctx.pairs:
-        ms, mt = s != ctx.bg, t != ctx.bg
-        if not mt.any() or int(mt.sum()) >= int(ms.sum()):
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_gather_dots,
+    generator=BG,
+    only_if=lambda ctx: all(
+        0 < int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # each dot lands on the nearest cell of the 8 block, the rest of the block goes

@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     fits,
     fits_bg,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
@@ -67,13 +67,9 @@ def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
     return o
 
 
-def g_extend_ends(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_extend_ends,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
     cases=[
         # the diagonal tail of the square is continued to the edge
@@ -154,8 +150,6 @@ def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
 
 def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
     """Only erasing (cells become background) in odd-sized grids."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     if not all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs):
         return
     for axis in ("v", "h"):
@@ -166,6 +160,7 @@ def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_keep_center_line,
+    when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         Case(("v", 0), [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 2, 0], [0, 5, 0], [0, 8, 0]]),
     ],

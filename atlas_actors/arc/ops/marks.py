@@ -16,24 +16,16 @@ from atlas_actors.arc.infer import (
     one_new_color,
     painted_cells,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
-    """Only non-background cells change, to colours already in the grid."""
-    for s, t in ctx.pairs:
-        d = s != t
-        if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
-    yield (ctx.bg,)
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_mark_contact,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    generator=BG,
+    only_if=lambda ctx: all(
+        (s[s != t] != ctx.bg).all() and (t[s != t] != ctx.bg).all() for s, t in ctx.pairs
+    ),
+    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[
         # the 6 marks the block cell it faces; the 9 faces nothing
         Case(

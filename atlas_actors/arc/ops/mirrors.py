@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, role_color
 from atlas_actors.arc.infer import Args, Ctx, moved_colors, painted_fits
-from atlas_actors.arc.registry import Case, K, W, op
+from atlas_actors.arc.registry import BG, Case, K, OnSelf, W, op
 
 
 def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
@@ -29,15 +29,10 @@ def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
     return True
 
 
-def g_mirror_marker(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, two-colour objects in every state: fits up to a colour map."""
-    if _fits_recolored(ctx, mirror_marker, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_mirror_marker,
+    generator=BG,
+    only_if=OnSelf(_fits_recolored),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
@@ -173,18 +168,10 @@ def mirror_across(g: Grid, c: int, keep: int, bg: int) -> Grid:
     return o
 
 
-def g_mirror_to_markers(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, nothing lost and something painted."""
-    for s, t in ctx.pairs:
-        m = s != ctx.bg
-        if not (s[m] == t[m]).all():
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_mirror_to_markers,
+    generator=BG,
+    only_if=lambda ctx: all((s[s != ctx.bg] == t[s != ctx.bg]).all() for s, t in ctx.pairs),
     when=W.GROWS | W.SHALLOW,
     cases=[
         # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left

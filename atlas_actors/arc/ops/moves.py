@@ -10,7 +10,7 @@ import numpy as np
 from atlas_actors.arc.grids import DIRS, HEADINGS, STEPS8, Grid, components
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
 from atlas_actors.arc.ops.geometry import shift
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
@@ -55,15 +55,11 @@ def move_by_size(g: Grid, d: str, bg: int) -> Grid:
     return o
 
 
-def g_stretch_to_dot(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, more non-background cells in every target."""
-    if ctx.depth <= 1 and ctx.grows and fits(ctx, stretch_to_dot, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_stretch_to_dot,
+    generator=BG,
+    when=W.SHALLOW | W.GROWS,
+    only_if=OnSelf(fits),
     cases=[
         # the box stretches down to the 8 marker, its middle row repeating
         Case(
@@ -111,8 +107,6 @@ def stretch_to_dot(g: Grid, bg: int) -> Grid:
 def g_step_toward(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and colour counts, some cells move: a colour that changes place and
     another colour that does not."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     pairs = ctx.pairs
     cols = [c for c in ctx.state_colors[:6] if c != ctx.bg]
     for a in cols:
@@ -127,6 +121,7 @@ def g_step_toward(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_step_toward,
+    when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # the 3 steps diagonally toward the 4
         Case((3, 4, 0), [[3, 0, 0], [0, 0, 0], [0, 0, 4]], [[0, 0, 0], [0, 3, 0], [0, 0, 4]]),

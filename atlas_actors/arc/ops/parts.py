@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, split_parts
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 SPLIT_MODES = ("h2", "h3", "v2", "v3", "sep")
 
@@ -181,17 +181,11 @@ def fold(g: Grid, axis: str, bg: int) -> Grid:
     return np.where(b != bg, b, a)
 
 
-def g_cross_swap(ctx: Ctx) -> Iterator[Args]:
-    """Some full rows and columns in every state, and only their crossing changes."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
-    if fits(ctx, cross_swap, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cross_swap,
+    generator=BG,
+    when=W.SHALLOW | W.SAME_SHAPE,
+    only_if=OnSelf(fits),
     cases=[
         # the 3 row band lies on top of the 8 column band: the 8 band goes on top
         Case((0,), [[0, 8, 0], [3, 3, 3], [0, 8, 0]], [[0, 8, 0], [3, 8, 3], [0, 8, 0]]),
@@ -313,13 +307,9 @@ def _bg_runs(empty: Grid) -> list[tuple[int, int]]:
     return segs
 
 
-def g_block_summary(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_block_summary,
+    generator=BG,
     when=W.SMALLER | W.SHALLOW,
     cases=[
         Case(
@@ -386,14 +376,11 @@ def overlay_windows(g: Grid, c: int, h: int, w: int, bg: int) -> Grid:
     return o
 
 
-def g_corner_quadrants(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth == 0 and all(t.shape == (s.shape[0] - 4, s.shape[1] - 4) for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_corner_quadrants,
+    generator=BG,
+    when=W.FIRST,
+    only_if=lambda ctx: all(t.shape == (s.shape[0] - 4, s.shape[1] - 4) for s, t in ctx.pairs),
     cases=[
         Case(
             (0,),

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import GRAVITY, Grid, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def find_period(g: Grid, noise: int) -> tuple[int, int]:
@@ -219,14 +219,11 @@ def lattice_fill(g: Grid, noise: int, crop: int) -> Grid:
     raise ValueError("no consistent lattice")
 
 
-def g_stripes(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape and all(int((s != ctx.bg).sum()) == 2 for s in ctx.states):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_stripes,
+    generator=BG,
+    when=W.SAME_SHAPE,
+    only_if=lambda ctx: all(int((s != ctx.bg).sum()) == 2 for s in ctx.states),
     cases=[
         Case(
             (0,),

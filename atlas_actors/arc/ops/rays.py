@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import DIRS, HEADINGS, HV4D, Grid, components, role_color, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, fits, painted_cells, paints_in
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def _rays_down(src: Grid, free: Grid, stop: int) -> Grid:
@@ -440,14 +440,9 @@ def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid
     return np.where(rays(g, src, dirs, stop, bg) != g, c, g)
 
 
-def g_ray_to_wall(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, nothing lost and something painted."""
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_ray_to_wall,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
     cases=[
         # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
@@ -123,15 +123,10 @@ def fill_largest_rect(g: Grid, e: int, c: int, mn: int) -> Grid:
     return o
 
 
-def g_spill_cups(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted."""
-    if fits(ctx, spill_cups, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_spill_cups,
+    generator=BG,
+    only_if=OnSelf(fits),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the cup open at the top fills with 2 and spills one row above it

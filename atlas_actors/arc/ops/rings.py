@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     pair_cmaps,
     resolved_pairs,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def nest_shapes(shapes: list[tuple[int, Grid]], bg: int, dtype: Any) -> Grid:
@@ -146,12 +146,6 @@ def ring_colors(g: Grid, mode: str) -> Grid:
     return lut[g]
 
 
-def g_extend_rings(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and every state has exactly three cells."""
-    if all(int((s != ctx.bg).sum()) == 3 for s in ctx.states) and fits(ctx, extend_rings, ctx.bg):
-        yield (ctx.bg,)
-
-
 _R0, _R1 = [5] * 9, [5, 0, 0, 0, 0, 0, 0, 0, 5]
 _R2, _R3 = [5, 0, 5, 5, 5, 5, 5, 0, 5], [5, 0, 5, 0, 0, 0, 5, 0, 5]
 _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
@@ -159,7 +153,8 @@ _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
 
 @op(
     params=(K.COLOR,),
-    generator=g_extend_rings,
+    generator=BG,
+    only_if=(lambda ctx: all(int((s != ctx.bg).sum()) == 3 for s in ctx.states), OnSelf(fits)),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # three 5s two apart on a diagonal: rings every 2 cells around the middle one
@@ -201,16 +196,13 @@ def extend_rings(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_grow_rows(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth == 0 and all(
-        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
-    ):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_grow_rows,
+    generator=BG,
+    when=W.FIRST,
+    only_if=lambda ctx: all(
+        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
+    ),
     cases=[
         Case(
             (0,), [[1, 2, 0, 0, 0, 0]], [[1, 2, 0, 0, 0, 0], [1, 2, 2, 0, 0, 0], [1, 2, 2, 2, 0, 0]]

@@ -20,7 +20,7 @@ from atlas_actors.arc.infer import (
     some_change,
 )
 from atlas_actors.arc.ops.fill import interior
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_denoise(ctx: Ctx) -> Iterator[Args]:
@@ -80,16 +80,12 @@ def denoise(g: Grid, mode: str, bg: int) -> Grid:
     return np.where(has, g, bg)
 
 
-def g_hollow(ctx: Ctx) -> Iterator[Args]:
-    for s, t in ctx.pairs:
-        if ((t != s) & (t != ctx.bg)).any() or (s == t).all():
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_hollow,
+    generator=BG,
+    only_if=lambda ctx: all(
+        not (((t != s) & (t != ctx.bg)).any() or (s == t).all()) for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(
@@ -107,8 +103,6 @@ def hollow(g: Grid, bg: int) -> Grid:
 
 def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair: try each side."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
         return
@@ -120,6 +114,7 @@ def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_half_recolor,
+    when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # the lower half of each bar turns 8; the odd middle cell stays
         Case(
@@ -148,8 +143,6 @@ def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
 
 def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
         return
@@ -174,6 +167,7 @@ def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_alternate_cells,
+    when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # every second cell of the diagonal line turns 4
         Case(

@@ -11,7 +11,7 @@ import numpy as np
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color, sep_segments
 from atlas_actors.arc.infer import Args, Ctx, fits, has_cells, painted_only
 from atlas_actors.arc.ops.cells import cells_to_pixels
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 _Fit = tuple[int, int, int, int, int, int, list[int], list[tuple[int, int, int]], int]
 """A fitting placement: sort key (5 ints), its index, the objects it covers, the cells
@@ -246,13 +246,9 @@ def paint_template(g: Grid, mode: str, keep: int, conn: int, bg: int) -> Grid:
     return o
 
 
-def g_complete_templates(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_complete_templates,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
     cases=[
         # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
