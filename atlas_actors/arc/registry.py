@@ -6,9 +6,7 @@ holds it (``atlas_actors/arc/ops/<family>.py``)::
     @op(
         params=(K.COLOR, K.COLOR),
         generator=g_paint,
-        cases=[
-            Case((4, 0), [[1, 1, 1], [1, 0, 1], [1, 1, 1]], [[1, 1, 1], [1, 4, 1], [1, 1, 1]]),
-        ],
+        cases=[Case((4, 0), "111 101 111", "111 141 111")],
     )
     def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
         ...
@@ -174,21 +172,42 @@ class OneOf:
 ParamKind = Kind | OneOf
 
 
-@dataclass(frozen=True)
+Rows = list[list[int]]
+
+
+def grid_of(text: str | Rows) -> Rows:
+    """A grid written compactly, one digit a cell and a space between rows (``"120 034"``
+    is ``[[1, 2, 0], [0, 3, 4]]``); a grid given as rows is returned as it is."""
+    if not isinstance(text, str):
+        return text
+    if not text.replace(" ", "").isdigit():
+        raise ValueError(f"a grid is digits with a space between rows, got {text!r}")
+    return [[int(c) for c in row] for row in text.split()]
+
+
+@dataclass(frozen=True, init=False)
 class Case:
     """One example of an op: the arguments after the input grid (``args``; or a whole
-    ``program`` in JSON form, see :meth:`of`), an input grid and the expected output.
+    ``program`` in JSON form, see :meth:`of`), an input grid and the expected output,
+    each as rows or as compact text (:func:`grid_of`): ``Case((4, 0), "111 101 111",
+    "111 141 111")``.
 
     Every case is run compiled and as standalone Python by the DSL's tests, and the
     op's generator is run on it as a one-pair task (its arguments must be valid)."""
 
     args: tuple[Any, ...]
     grid: Any
-    want: list[list[int]]
+    want: Rows
     program: Any = None
 
+    def __init__(self, args: tuple[Any, ...], grid: Any, want: Rows | str, program: Any = None):
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "grid", grid_of(grid))
+        object.__setattr__(self, "want", grid_of(want))
+        object.__setattr__(self, "program", program)
+
     @classmethod
-    def of(cls, program: Any, grid: Any, want: list[list[int]]) -> Case:
+    def of(cls, program: Any, grid: Any, want: Rows | str) -> Case:
         """A case given as a whole program (e.g. the op over another op's output)."""
         return cls((), grid, want, program)
 

@@ -39,10 +39,7 @@ def g_gravity(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*GRAVITY), K.COLOR),
     generator=g_gravity,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("down", 0), [[1, 0], [0, 0], [0, 2]], [[0, 0], [0, 0], [1, 2]]),
-        Case(("left", 0), [[0, 1, 0, 2]], [[1, 2, 0, 0]]),
-    ],
+    cases=[Case(("down", 0), "10 00 02", "00 00 12"), Case(("left", 0), "0102", "1200")],
 )
 def gravity(g: Grid, d: str, bg: int) -> Grid:
     """Let every non-background cell fall toward side ``d`` (down/up/left/right)."""
@@ -68,13 +65,7 @@ def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*GRAVITY), K.CONN, K.COLOR),
     generator=g_object_gravity,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            ("down", 8, 0),
-            [[1, 1, 0], [0, 1, 0], [0, 0, 0], [0, 0, 2]],
-            [[0, 0, 0], [0, 0, 0], [1, 1, 0], [0, 1, 2]],
-        ),
-    ],
+    cases=[Case(("down", 8, 0), "110 010 000 002", "000 000 110 012")],
 )
 def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
     """Move every object (as a rigid body) toward side ``d`` until it hits the edge or
@@ -110,9 +101,7 @@ def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_move_to_contact,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("smallest", 8, 1, 0), [[2, 0, 0, 0, 3, 3]], [[0, 0, 0, 2, 3, 3]]),
-    ],
+    cases=[Case(("smallest", 8, 1, 0), "200033", "000233")],
 )
 def move_to_contact(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
     """Slide the object chosen by ``sel`` in a straight line (the direction where it
@@ -161,16 +150,8 @@ def g_attract(ctx: Ctx) -> Iterator[Args]:
     generator=g_attract,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(
-            (2, 0, 0),
-            [[2, 0, 0, 0], [0, 0, 0, 0], [2, 0, 0, 5], [0, 0, 0, 0]],
-            [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 5], [0, 0, 0, 0]],
-        ),
-        Case(
-            (2, 1, 0),
-            [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 5]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 5]],
-        ),
+        Case((2, 0, 0), "2000 0000 2005 0000", "2000 0000 0025 0000"),
+        Case((2, 1, 0), "2000 0000 0000 0005", "0000 0000 0020 0005"),
     ],
 )
 def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
@@ -231,13 +212,7 @@ ALIGN_SIDES = ("top", "bottom", "left", "right")
     params=(K.COLOR, OneOf(*ALIGN_SIDES), K.COLOR),
     generator=g_align,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (1, "top", 0),
-            [[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 3], [2, 0, 0, 3]],
-            [[2, 1, 0, 3], [0, 1, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-    ],
+    cases=[Case((1, "top", 0), "0100 0100 0003 2003", "2103 0103 0000 0000")],
 )
 def align(g: Grid, c: int, side: str, bg: int) -> Grid:
     """Move every object (8-connected, one colour) not of colour ``c`` straight up/down
@@ -287,16 +262,8 @@ def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 dot moves left to touch the 2 wall; the 5 dot has no 5 line and goes
-        Case(
-            (0, 0),
-            [[2, 0, 0, 0, 0], [2, 0, 0, 2, 0], [2, 0, 5, 0, 0]],
-            [[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [2, 0, 0, 0, 0]],
-        ),
-        Case(
-            (1, 0),
-            [[2, 0, 0, 0, 0], [2, 0, 0, 2, 0], [2, 0, 5, 0, 0]],
-            [[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [2, 0, 5, 0, 0]],
-        ),
+        Case((0, 0), "20000 20020 20500", "20000 22000 20000"),
+        Case((1, 0), "20000 20020 20500", "20000 22000 20500"),
     ],
 )
 def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
@@ -336,12 +303,8 @@ def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
     when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[
         # single cells move to the 5 wall and turn 5; two in one column pile up
-        Case(
-            (0,),
-            [[3, 0, 0, 0], [0, 0, 0, 0], [5, 5, 5, 5], [0, 0, 0, 0], [0, 0, 0, 4]],
-            [[0, 0, 0, 0], [5, 0, 0, 0], [5, 5, 5, 5], [0, 0, 0, 5], [0, 0, 0, 0]],
-        ),
-        Case((0,), [[3, 0], [2, 0], [0, 0], [5, 5]], [[0, 0], [5, 0], [5, 0], [5, 5]]),
+        Case((0,), "3000 0000 5555 0000 0004", "0000 5000 5555 0005 0000"),
+        Case((0,), "30 20 00 55", "00 50 50 55"),
     ],
 )
 def snap_to_wall(g: Grid, bg: int) -> Grid:
@@ -397,13 +360,7 @@ def g_attract_to(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR, K.FLAG, K.COLOR),
     generator=g_attract_to,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (3, 2, 0, 0),
-            [[3, 0, 0, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
-            [[0, 0, 3, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-    ],
+    cases=[Case((3, 2, 0, 0), "3002 0000 7000 0000", "0032 0000 7000 0000")],
 )
 def attract_to(g: Grid, c: int, t: int, diag: int, bg: int) -> Grid:
     """Like ``attract``, but objects of colour ``c`` slide only towards cells of colour
@@ -428,11 +385,7 @@ def g_center_in(ctx: Ctx) -> Iterator[Args]:
     when=W.SHALLOW,
     cases=[
         # the 2 shape moves to the centre of the box of the 3 markers
-        Case(
-            (3, 0),
-            [[3, 2, 0, 0, 3], [0, 2, 0, 0, 0], [0, 2, 0, 0, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 3]],
-            [[3, 0, 0, 0, 3], [0, 0, 2, 0, 0], [0, 0, 2, 0, 0], [0, 0, 2, 0, 0], [3, 0, 0, 0, 3]],
-        ),
+        Case((3, 0), "32003 02000 02000 00000 30003", "30003 00200 00200 00200 30003")
     ],
 )
 def center_in(g: Grid, c: int, bg: int) -> Grid:
@@ -469,25 +422,7 @@ def center_in(g: Grid, c: int, bg: int) -> Grid:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # each dot lands on the nearest cell of the 8 block, the rest of the block goes
-        Case(
-            (0,),
-            [
-                [1, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 8, 8, 0],
-                [0, 0, 8, 8, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 2],
-            ],
-            [
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 1, 0, 0],
-                [0, 0, 0, 2, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-            ],
-        ),
+        Case((0,), "10000 00000 00880 00880 00000 00002", "00000 00000 00100 00020 00000 00000")
     ],
 )
 def gather_dots(g: Grid, bg: int) -> Grid:
@@ -541,17 +476,9 @@ def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
     generator=g_sort_stack,
     cases=[
         # bars sorted by size, stacked at the bottom, right-aligned
-        Case(
-            ("down", "end", 0),
-            [[0, 2, 2, 0], [0, 0, 0, 0], [3, 0, 0, 0], [4, 4, 4, 0]],
-            [[0, 0, 0, 0], [0, 0, 0, 3], [0, 0, 2, 2], [0, 4, 4, 4]],
-        ),
+        Case(("down", "end", 0), "0220 0000 3000 4440", "0000 0003 0022 0444"),
         # columns sorted by size, stacked at the left, top-aligned
-        Case(
-            ("left", "start", 0),
-            [[0, 0, 5], [1, 0, 5], [0, 0, 5]],
-            [[5, 1, 0], [5, 0, 0], [5, 0, 0]],
-        ),
+        Case(("left", "start", 0), "005 105 005", "510 500 500"),
     ],
 )
 def sort_stack(g: Grid, d: str, align: str, bg: int) -> Grid:
@@ -602,8 +529,8 @@ def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_WALLS_IN = [[1, 0, 0, 0, 0, 2], [1, 0, 0, 1, 0, 2], [1, 2, 0, 0, 3, 2], [1, 0, 1, 1, 0, 2]]
-_WALLS_OUT = [[1, 0, 0, 0, 0, 2], [1, 1, 0, 0, 0, 2], [1, 0, 0, 2, 3, 2], [1, 1, 1, 0, 0, 2]]
+_WALLS_IN = "100002 100102 120032 101102"
+_WALLS_OUT = "100002 110002 100232 111002"
 
 
 @op(
@@ -615,11 +542,7 @@ _WALLS_OUT = [[1, 0, 0, 0, 0, 2], [1, 1, 0, 0, 0, 2], [1, 0, 0, 2, 3, 2], [1, 1,
         Case((8, 0), _WALLS_IN, _WALLS_OUT),
         # a wall on the bottom row: the lower 4 lands first and the upper one on it; the 5
         # (no wall) stays
-        Case(
-            (4, 0),
-            [[4, 0, 0], [0, 0, 0], [4, 0, 5], [0, 0, 0], [4, 4, 4]],
-            [[0, 0, 0], [0, 0, 0], [4, 0, 5], [4, 0, 0], [4, 4, 4]],
-        ),
+        Case((4, 0), "400 000 405 000 444", "000 000 405 400 444"),
     ],
 )
 def wall_gravity(g: Grid, conn: int, bg: int) -> Grid:

@@ -58,13 +58,7 @@ def g_spiral(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_spiral,
-    cases=[
-        Case(
-            (3,),
-            [[0] * 5] * 5,
-            [[3, 3, 3, 3, 3], [0, 0, 0, 0, 3], [3, 3, 3, 0, 3], [3, 0, 0, 0, 3], [3, 3, 3, 3, 3]],
-        ),
-    ],
+    cases=[Case((3,), [[0] * 5] * 5, "33333 00003 33303 30003 33333")],
 )
 def spiral(g: Grid, c: int) -> Grid:
     """A square spiral of colour ``c`` drawn over the grid from the top-left corner,
@@ -107,14 +101,10 @@ def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
     generator=g_ring_colors,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(("rev",), [[1, 1, 1], [1, 2, 1], [1, 1, 1]], [[2, 2, 2], [2, 1, 2], [2, 2, 2]]),
+        Case(("rev",), "111 121 111", "222 212 222"),
         # colours from the outside in: 8 0 5 -> each takes the one before (5 8 0)
-        Case(
-            ("out",),
-            [[8, 8, 8, 8, 8], [8, 0, 0, 0, 8], [8, 0, 5, 0, 8], [8, 0, 0, 0, 8], [8, 8, 8, 8, 8]],
-            [[5, 5, 5, 5, 5], [5, 8, 8, 8, 5], [5, 8, 0, 8, 5], [5, 8, 8, 8, 5], [5, 5, 5, 5, 5]],
-        ),
-        Case(("in",), [[8, 8, 8], [8, 0, 8], [8, 8, 8]], [[0, 0, 0], [0, 8, 0], [0, 0, 0]]),
+        Case(("out",), "88888 80008 80508 80008 88888", "55555 58885 58085 58885 55555"),
+        Case(("in",), "888 808 888", "000 080 000"),
     ],
 )
 def ring_colors(g: Grid, mode: str) -> Grid:
@@ -162,7 +152,7 @@ _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
             (0,),
             [[5 if y == x and y in (2, 4, 6) else 0 for x in range(9)] for y in range(9)],
             _RINGS,
-        ),
+        )
     ],
 )
 def extend_rings(g: Grid, bg: int) -> Grid:
@@ -203,11 +193,7 @@ def extend_rings(g: Grid, bg: int) -> Grid:
     only_if=lambda ctx: all(
         s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
     ),
-    cases=[
-        Case(
-            (0,), [[1, 2, 0, 0, 0, 0]], [[1, 2, 0, 0, 0, 0], [1, 2, 2, 0, 0, 0], [1, 2, 2, 2, 0, 0]]
-        ),
-    ],
+    cases=[Case((0,), "120000", "120000 122000 122200")],
 )
 def grow_rows(g: Grid, bg: int) -> Grid:
     """A one-row grid grown into a staircase of ``w // 2`` rows: row i has its
@@ -251,11 +237,7 @@ def g_nest_colors(ctx: Ctx) -> Iterator[Args]:
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 2 ring and the 5 dot nest concentrically
-        Case(
-            (0,),
-            [[2, 2, 2, 0, 0], [2, 0, 2, 0, 5], [2, 2, 2, 0, 0]],
-            [[2, 2, 2], [2, 5, 2], [2, 2, 2]],
-        ),
+        Case((0,), "22200 20205 22200", "222 252 222")
     ],
 )
 def nest_colors(g: Grid, bg: int) -> Grid:
@@ -308,31 +290,9 @@ def g_extend_layers(ctx: Ctx) -> Iterator[Args]:
     when=W.RESHAPED | W.SHALLOW,
     cases=[
         # nested L layers 1, 2 continued on a grid twice as big
-        Case(
-            (2, "tl", 0),
-            [[1, 2, 0], [2, 2, 0], [0, 0, 0]],
-            [
-                [1, 2, 1, 2, 1, 2],
-                [2, 2, 1, 2, 1, 2],
-                [1, 1, 1, 2, 1, 2],
-                [2, 2, 2, 2, 1, 2],
-                [1, 1, 1, 1, 1, 2],
-                [2, 2, 2, 2, 2, 2],
-            ],
-        ),
+        Case((2, "tl", 0), "120 220 000", "121212 221212 111212 222212 111112 222222"),
         # the same about the bottom-right corner: the layers grow up and left
-        Case(
-            (2, "br", 0),
-            [[0, 0, 0], [0, 2, 2], [0, 2, 1]],
-            [
-                [2, 2, 2, 2, 2, 2],
-                [2, 1, 1, 1, 1, 1],
-                [2, 1, 2, 2, 2, 2],
-                [2, 1, 2, 1, 1, 1],
-                [2, 1, 2, 1, 2, 2],
-                [2, 1, 2, 1, 2, 1],
-            ],
-        ),
+        Case((2, "br", 0), "000 022 021", "222222 211111 212222 212111 212122 212121"),
     ],
 )
 def extend_layers(g: Grid, k: int, corner: str, bg: int) -> Grid:
@@ -394,7 +354,7 @@ def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_NESTED = [[3, 3, 0, 3, 3], [3, 0, 0, 0, 3], [0, 0, 1, 0, 0], [3, 0, 0, 0, 3], [3, 3, 0, 3, 3]]
+_NESTED = "33033 30003 00100 30003 33033"
 _CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0, 0, 0, 0, 1]]
 
 
@@ -404,7 +364,7 @@ _CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
-        Case((0,), _CUT, _NESTED),
+        Case((0,), _CUT, _NESTED)
     ],
 )
 def nest_complete(g: Grid, bg: int) -> Grid:
@@ -443,14 +403,8 @@ def g_nest_by_count(ctx: Ctx) -> Iterator[Args]:
             yield (bg,)
 
 
-_NEST_IN = [[1, 1, 1], [2, 2, 0], [3, 0, 0]]
-_NEST_OUT = [
-    [1, 1, 1, 1, 1],
-    [1, 2, 2, 2, 1],
-    [1, 2, 3, 2, 1],
-    [1, 2, 2, 2, 1],
-    [1, 1, 1, 1, 1],
-]
+_NEST_IN = "111 220 300"
+_NEST_OUT = "11111 12221 12321 12221 11111"
 
 
 @op(
@@ -459,7 +413,7 @@ _NEST_OUT = [
     when=W.SHALLOW,
     cases=[
         # three 1s, two 2s, one 3: 1 outermost
-        Case((0,), _NEST_IN, _NEST_OUT),
+        Case((0,), _NEST_IN, _NEST_OUT)
     ],
 )
 def nest_by_count(g: Grid, bg: int) -> Grid:

@@ -39,21 +39,9 @@ def g_denoise(ctx: Ctx) -> Iterator[Args]:
     generator=g_denoise,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(
-            ("iso8", 0),
-            [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-        ),
-        Case(
-            ("iso4", 0),
-            [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-        Case(
-            ("sq2", 0),
-            [[3, 3, 0, 3], [3, 3, 3, 0], [0, 0, 0, 0]],
-            [[3, 3, 0, 0], [3, 3, 0, 0], [0, 0, 0, 0]],
-        ),
+        Case(("iso8", 0), "1000 0020 0002", "0000 0020 0002"),
+        Case(("iso4", 0), "1000 0020 0002", "0000 0000 0000"),
+        Case(("sq2", 0), "3303 3330 0000", "3300 3300 0000"),
     ],
 )
 def denoise(g: Grid, mode: str, bg: int) -> Grid:
@@ -87,13 +75,7 @@ def denoise(g: Grid, mode: str, bg: int) -> Grid:
         not (((t != s) & (t != ctx.bg)).any() or (s == t).all()) for s, t in ctx.pairs
     ),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (0,),
-            [[3, 3, 3, 0], [3, 3, 3, 0], [3, 3, 3, 0]],
-            [[3, 3, 3, 0], [3, 0, 3, 0], [3, 3, 3, 0]],
-        ),
-    ],
+    cases=[Case((0,), "3330 3330 3330", "3330 3030 3330")],
 )
 def hollow(g: Grid, bg: int) -> Grid:
     """Erase the cells of objects whose 8 neighbours are all non-background (keep the
@@ -117,11 +99,7 @@ def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
     when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # the lower half of each bar turns 8; the odd middle cell stays
-        Case(
-            ("down", 8, 0),
-            [[2, 0, 0], [2, 0, 2], [2, 0, 2], [2, 0, 2]],
-            [[2, 0, 0], [2, 0, 2], [8, 0, 2], [8, 0, 8]],
-        ),
+        Case(("down", 8, 0), "200 202 202 202", "200 202 802 808")
     ],
 )
 def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
@@ -170,11 +148,7 @@ def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
     when=W.SHALLOW | W.SAME_SHAPE,
     cases=[
         # every second cell of the diagonal line turns 4
-        Case(
-            (10, 4, 0),
-            [[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[2, 0, 0, 0], [0, 4, 0, 0], [0, 0, 2, 0], [0, 0, 0, 4]],
-        ),
+        Case((10, 4, 0), "2000 0200 0020 0002", "2000 0400 0020 0004")
     ],
 )
 def alternate_cells(g: Grid, a: int, c: int, bg: int) -> Grid:
@@ -208,16 +182,8 @@ def g_checker_interior(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the interior of the 3 x 6 bar (the middle row but its ends) gets holes at even
         # offsets from the bar's corner
-        Case(
-            (0, 0, 0),
-            [[4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4]],
-            [[4, 4, 4, 4, 4, 4], [4, 0, 4, 0, 4, 4], [4, 4, 4, 4, 4, 4]],
-        ),
-        Case(
-            (1, 2, 0),
-            [[4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4]],
-            [[4, 4, 4, 4, 4, 4], [4, 4, 2, 4, 2, 4], [4, 4, 4, 4, 4, 4]],
-        ),
+        Case((0, 0, 0), "444444 444444 444444", "444444 404044 444444"),
+        Case((1, 2, 0), "444444 444444 444444", "444444 442424 444444"),
     ],
 )
 def checker_interior(g: Grid, parity: int, c: int, bg: int) -> Grid:
@@ -299,11 +265,7 @@ def g_recolor_topology(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
-        Case(
-            ([[20, 2], [21, 1]], 0),
-            [[3, 0, 3], [3, 0, 3], [3, 3, 0]],
-            [[1, 0, 2], [1, 0, 2], [1, 1, 0]],
-        ),
+        Case(([[20, 2], [21, 1]], 0), "303 303 330", "102 102 110")
     ],
 )
 def recolor_topology(g: Grid, table: list[list[int]], bg: int) -> Grid:
@@ -336,11 +298,7 @@ def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
     when=W.CHANGED,
     cases=[
         # the 2 inside the 1 frame's box goes; the 3 outside stays
-        Case(
-            (0,),
-            [[1, 1, 1, 1, 0], [1, 0, 2, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]],
-            [[1, 1, 1, 1, 0], [1, 0, 0, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]],
-        ),
+        Case((0,), "11110 10210 11113 00000", "11110 10010 11113 00000")
     ],
 )
 def erase_contained(g: Grid, bg: int) -> Grid:
@@ -383,11 +341,7 @@ def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
     when=W.CHANGED,
     cases=[
         # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
-        Case(
-            (5, 0),
-            [[5, 5, 0, 0], [0, 2, 0, 5], [0, 0, 0, 5], [3, 0, 0, 0]],
-            [[2, 2, 0, 0], [0, 0, 0, 5], [0, 0, 0, 5], [0, 0, 0, 0]],
-        ),
+        Case((5, 0), "5500 0205 0005 3000", "2200 0005 0005 0000")
     ],
 )
 def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
@@ -428,8 +382,8 @@ def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
                 return
 
 
-_TRIM_IN = [[0, 3, 3, 3], [0, 3, 3, 3], [5, 5, 0, 0]]
-_TRIM_LEFT = [[0, 0, 3, 3], [0, 0, 3, 3], [0, 5, 0, 0]]
+_TRIM_IN = "0333 0333 5500"
+_TRIM_LEFT = "0033 0033 0500"
 
 
 @op(
@@ -438,7 +392,7 @@ _TRIM_LEFT = [[0, 0, 3, 3], [0, 0, 3, 3], [0, 5, 0, 0]]
     cases=[
         # each object loses its leftmost column
         Case(("left", 1, 0), _TRIM_IN, _TRIM_LEFT),
-        Case(("down", 1, 0), _TRIM_IN, [[0, 3, 3, 3], [0, 0, 0, 0], [0, 0, 0, 0]]),
+        Case(("down", 1, 0), _TRIM_IN, "0333 0000 0000"),
     ],
 )
 def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
@@ -468,8 +422,8 @@ def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
             yield (bg,)
 
 
-_PATH_IN = [[1, 2, 3, 0], [0, 0, 4, 0], [5, 0, 0, 0]]
-_PATH_OUT = [[4, 3, 2, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
+_PATH_IN = "1230 0040 5000"
+_PATH_OUT = "4320 0010 5000"
 
 
 @op(
@@ -477,7 +431,7 @@ _PATH_OUT = [[4, 3, 2, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
     generator=g_reverse_path,
     cases=[
         # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
-        Case((0,), _PATH_IN, _PATH_OUT),
+        Case((0,), _PATH_IN, _PATH_OUT)
     ],
 )
 def reverse_path(g: Grid, bg: int) -> Grid:
