@@ -7,9 +7,9 @@ the code and not on the machine's speed. ``compare`` reads two recordings and li
 task whose answers (``submission.json``) or found program, train fitness or evaluation
 count (``results.jsonl``) differ; it exits 1 when anything differs.
 
-``ops`` is a quicker and finer check of the op table alone, in seconds: it writes every
-op in :data:`~atlas_actors.arc.ops.OPS` and search order with its declaration (kinds,
-family, whether it has a generator, a digest of its cases), and for the first ``--tasks``
+``ops`` is a quicker and finer check of the op table alone, in seconds: it writes the
+order of :data:`~atlas_actors.arc.ops.OPS` and the search order, every op's declaration
+(kinds, family, whether it has a generator, a digest of its cases), and for the first ``--tasks``
 ARC-AGI-1 training tasks every generator's argument tuples on the inputs at depths 0, 1
 and 2 and on the train answers themselves (``d3``), with a digest of what each tuple gives
 on every input at depth 0. ``--compare`` lists the lines that differ from an earlier file.
@@ -142,7 +142,7 @@ def op_lines(n_tasks: int) -> Iterator[str]:
 
     yield "OPS " + " ".join(OPS)
     yield "GENERATED " + " ".join(s.name for s in GENERATED)
-    for spec in OPS.values():
+    for spec in sorted(OPS.values(), key=lambda s: s.name):
         cases = [(c.args, c.program_for(spec.name), np.asarray(c.grid), c.want) for c in spec.cases]
         yield (
             f"op {spec.name} {spec.family} {[str(k) for k in spec.kinds]} "

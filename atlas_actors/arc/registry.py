@@ -21,7 +21,7 @@ function unchanged, so ops call each other and
 :meth:`~atlas_actors.arc.dsl.Program.to_python` copies their source as plain functions.
 
 Adding an op is one edit: write the function with its declaration in the family module
-it belongs to. It joins the search after every op of :data:`~atlas_actors.arc.ops.ORDER`.
+it belongs to. It joins the search after every op of :data:`~atlas_actors.arc.ops.RANK`.
 
 :mod:`atlas_actors.arc.ops` imports the family modules and orders the declared ops
 (:func:`in_order`) into :data:`~atlas_actors.arc.dsl.OPS` and the generators into
