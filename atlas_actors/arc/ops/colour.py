@@ -19,7 +19,6 @@ from atlas_actors.arc.infer import (
     fits_bg,
     pair_cmaps,
     resolved_pairs,
-    some_change,
 )
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
@@ -541,7 +540,7 @@ def _period(seq: list[int]) -> list[int] | None:
 def g_cycle_recolor(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, background kept, colours changed: the colour cycle read off the
     first target in each order."""
-    if not some_change(ctx) or any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
+    if any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
         return
     s0, t0 = ctx.pairs[0]
     ys, xs = np.nonzero(s0 != ctx.bg)
@@ -563,6 +562,7 @@ _CYCLE_ROWS = "020 800 002"
 @op(
     params=(K.COLORS, OneOf("rows", "cols", "auto"), K.COLOR),
     generator=g_cycle_recolor,
+    when=W.CHANGED,
     cases=[
         # one cell per row: reading order; by columns the first two swap
         Case(([2, 8], "auto", 0), _CYCLE_IN, _CYCLE_ROWS),

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, rigid_transform
-from atlas_actors.arc.infer import Args, Ctx, fits, same_counts, some_change
+from atlas_actors.arc.infer import Args, Ctx, fits, same_counts
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
 
@@ -201,7 +201,7 @@ _TURNS = {"ccw": 1, "180": 2, "cw": 3}
 
 def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not some_change(ctx) or not same_counts(ctx):
+    if not same_counts(ctx):
         return
     for turn in _TURNS:
         for conn in (4, 8):
@@ -217,6 +217,7 @@ _L_OUT = "00000 00300 33300 00000 00000"
 @op(
     params=(OneOf(*_TURNS), K.CONN, K.COLOR),
     generator=g_turn_objects,
+    when=W.CHANGED,
     cases=[
         # an L turned a quarter anticlockwise about its box's centre (half cell: up-left)
         Case(("ccw", 4, 0), _L_IN, _L_OUT),

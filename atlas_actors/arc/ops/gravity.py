@@ -25,7 +25,6 @@ from atlas_actors.arc.infer import (
     fits,
     moved_colors,
     same_counts,
-    some_change,
 )
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
@@ -451,7 +450,7 @@ def gather_dots(g: Grid, bg: int) -> Grid:
 def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, colour counts kept, and every target's cells reach side ``d`` and
     one end of the perpendicular side."""
-    if ctx.depth > 1 or moved_colors(ctx) is None:
+    if moved_colors(ctx) is None:
         return
     bg = ctx.bg
     for d in ("down", "up", "left", "right"):
@@ -474,6 +473,7 @@ def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "left", "right"), OneOf("start", "end"), K.COLOR),
     generator=g_sort_stack,
+    when=W.SHALLOW,
     cases=[
         # bars sorted by size, stacked at the bottom, right-aligned
         Case(("down", "end", 0), "0220 0000 3000 4440", "0000 0003 0022 0444"),
@@ -521,7 +521,7 @@ def _border_line(g: Grid, side: str) -> Grid:
 
 def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not some_change(ctx) or not same_counts(ctx):
+    if not same_counts(ctx):
         return
     for conn in (8, 4):
         if fits(ctx, wall_gravity, conn, ctx.bg):
@@ -536,6 +536,7 @@ _WALLS_OUT = "100002 110002 100232 111002"
 @op(
     params=(K.CONN, K.COLOR),
     generator=g_wall_gravity,
+    when=W.CHANGED,
     cases=[
         # 1s slide to the left wall, 2s to the right, nearest first; the 2 stops at the 3,
         # which has no wall and stays

@@ -428,7 +428,7 @@ def _place_templates(src: Grid, dst: Grid) -> Grid:
 
 def g_place_halves(ctx: Ctx) -> Iterator[Args]:
     """Every target is half its state (one dimension halved, the other kept)."""
-    if ctx.depth > 0 or not ctx.pairs:
+    if not ctx.pairs:
         return
     for s, t in ctx.pairs:
         if t.shape not in ((s.shape[0], s.shape[1] // 2), (s.shape[0] // 2, s.shape[1])):
@@ -438,6 +438,7 @@ def g_place_halves(ctx: Ctx) -> Iterator[Args]:
 
 @op(
     generator=g_place_halves,
+    when=W.FIRST,
     cases=[
         # the 1-2 template of the left half moves onto the loose 2 of the right half
         Case((), "88880000 81280000 88880002", "0000 0000 0012")

@@ -49,7 +49,7 @@ def color_mask(g: Grid, c: int) -> Grid:
 
 def g_spiral(ctx: Ctx) -> Iterator[Args]:
     """Targets drawn on blank inputs: the targets' one non-background colour."""
-    if not ctx.same_shape or any((s != s.flat[0]).any() for s in ctx.states):
+    if any((s != s.flat[0]).any() for s in ctx.states):
         return
     for c in ctx.new_colors[:1]:
         yield (c,)
@@ -58,6 +58,7 @@ def g_spiral(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_spiral,
+    when=W.SAME_SHAPE,
     cases=[Case((3,), [[0] * 5] * 5, "33333 00003 33303 30003 33333")],
 )
 def spiral(g: Grid, c: int) -> Grid:

@@ -220,9 +220,7 @@ def _target_bg(ctx: Ctx) -> int:
 
 def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
     """Targets of shape (h*h, w*w)."""
-    if ctx.same_shape or not all(
-        t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs
-    ):
+    if not all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
         return
     fills = {ctx.bg, _target_bg(ctx)}
     for c in [*ctx.state_colors[:4], *_role_specs(ctx)]:
@@ -233,6 +231,7 @@ def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_kron_eq,
+    when=W.RESHAPED,
     cases=[
         Case((1, 0), "12 01", "1200 0100 0012 0001"),
         Case((13, 0), "34 33", "3400 3300 3434 3333"),
@@ -361,7 +360,7 @@ def _multiples(ctx: Ctx) -> bool:
 def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
     """Targets whole multiples of their states, by a ratio that varies: every count and
     layout that rebuilds all train targets."""
-    if ctx.depth > 1 or ctx.same_shape or not _multiples(ctx):
+    if not _multiples(ctx):
         return
     for what in _COUNTS:
         for layout in _LAYOUTS:
@@ -372,6 +371,7 @@ def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf(*_LAYOUTS), K.COLOR),
     generator=g_repeat_count,
+    when=W.SHALLOW | W.RESHAPED,
     cases=[
         # two non-background cells: two copies in a row
         Case(("ncells", "row", 0), "12", "1212"),
@@ -603,7 +603,7 @@ def block_pixels(g: Grid, bg: int) -> Grid:
 def g_kron_own(ctx: Ctx) -> Iterator[Args]:
     """Every target h*h x w*w for an h x w state (background: the task's, colour 0 for
     grids with none, or each grid's own)."""
-    if ctx.depth > 1 or any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
+    if any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
         return
     for bg in bg_readings(ctx, 0):
         if fits_bg(ctx, kron_own, bg):
@@ -617,6 +617,7 @@ _KRON_OUT = "1002 0100 0010 0001"
 @op(
     params=(K.COLOR,),
     generator=g_kron_own,
+    when=W.SHALLOW,
     cases=[
         # every cell becomes a block showing where its own colour is
         Case((0,), _KRON_IN, _KRON_OUT)

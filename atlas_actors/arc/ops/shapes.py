@@ -17,7 +17,6 @@ from atlas_actors.arc.infer import (
     fits_bg,
     one_new_color,
     same_counts,
-    some_change,
 )
 from atlas_actors.arc.ops.fill import interior
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
@@ -373,7 +372,7 @@ def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
 
 def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only cells erased."""
-    if not some_change(ctx) or any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs):
+    if any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs):
         return
     for side in HEADINGS:
         for k in (1, 2, 3):
@@ -389,6 +388,7 @@ _TRIM_LEFT = "0033 0033 0500"
 @op(
     params=(OneOf(*HEADINGS), K.COUNT, K.COLOR),
     generator=g_trim_objects,
+    when=W.CHANGED,
     cases=[
         # each object loses its leftmost column
         Case(("left", 1, 0), _TRIM_IN, _TRIM_LEFT),
@@ -415,7 +415,7 @@ def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
 
 def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, background kept, the same colour counts."""
-    if not some_change(ctx) or not same_counts(ctx):
+    if not same_counts(ctx):
         return
     for bg in bg_readings(ctx):
         if fits_bg(ctx, reverse_path, bg):
@@ -429,6 +429,7 @@ _PATH_OUT = "4320 0010 5000"
 @op(
     params=(K.COLOR,),
     generator=g_reverse_path,
+    when=W.CHANGED,
     cases=[
         # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
         Case((0,), _PATH_IN, _PATH_OUT)

@@ -70,8 +70,6 @@ def cell_keys(g: Grid, fs: str, bg: int) -> Grid:
 
 def g_local_rule(ctx: Ctx) -> Iterator[Args]:
     """Infer a neighbourhood -> colour table (coarsest neighbourhood that is consistent)."""
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
     found = 0
     for fs in ("n4count", "nsets", "n8count", "rays4any", "rays4", "n4", "n8"):
         lut: dict[int, int] = {}
@@ -109,7 +107,7 @@ NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets"
 @op(
     params=(OneOf(*NEIGHBOURHOODS), K.TABLE, K.COLOR),
     generator=g_local_rule,
-    when=W.SAME_SHAPE | W.SHALLOW | W.NOT_TINY,
+    when=W.SAME_SHAPE | W.SHALLOW | W.NOT_TINY | W.CHANGED,
     cases=[
         # cells of colour 0 with exactly 2 non-background 4-neighbours become 5: key 0*11+2
         Case(("n4count", [[2, 5]], 0), "101 000", "151 000")

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color, sep_segments
-from atlas_actors.arc.infer import Args, Ctx, fits, has_cells, painted_only
+from atlas_actors.arc.infer import Args, Ctx, fits, has_cells
 from atlas_actors.arc.ops.cells import cells_to_pixels
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
@@ -436,7 +436,7 @@ def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
 def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, and the states are cut into cells (on the input
     grids only, like :func:`g_fit_templates`)."""
-    if ctx.depth > 0 or not painted_only(ctx) or not has_cells(ctx):
+    if not has_cells(ctx):
         return
     for turns in ("id", "d4"):
         if fits(ctx, cell_fit_templates, turns, ctx.bg):
@@ -450,6 +450,7 @@ _S5 = [5] * 7
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
     generator=g_cell_fit_templates,
+    when=W.FIRST | W.PAINTED,
     cases=[
         # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
         Case(
