@@ -20,11 +20,6 @@ def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
 
 def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, the same colour counts, and some cells changed (things moved)."""
-    for s, t in ctx.pairs:
-        if (s == t).all() or not np.array_equal(
-            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
-        ):
-            return
     for turns in ("id", "d4"):
         if fits(ctx, pieces_into_holes, turns, ctx.bg):
             yield (turns, ctx.bg)
@@ -34,6 +29,13 @@ def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
     generator=g_pieces_into_holes,
+    only_if=lambda ctx: all(
+        not (s == t).all()
+        and np.array_equal(
+            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
+        )
+        for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the lone 2 moves into the one-cell hole of the 5 ring

@@ -331,8 +331,6 @@ def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
 
 def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, fewer non-background cells: the key is a colour of every state."""
-    if any(int((t != ctx.bg).sum()) >= int((s != ctx.bg).sum()) for s, t in ctx.pairs):
-        return
     for k in ctx.state_colors[:10]:
         if all((s == k).any() for s in ctx.states) and fits(ctx, cell_key_place, k, ctx.bg):
             yield (k, ctx.bg)
@@ -342,6 +340,9 @@ def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_cell_key_place,
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom

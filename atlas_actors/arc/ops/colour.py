@@ -540,8 +540,6 @@ def _period(seq: list[int]) -> list[int] | None:
 def g_cycle_recolor(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, background kept, colours changed: the colour cycle read off the
     first target in each order."""
-    if any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs):
-        return
     s0, t0 = ctx.pairs[0]
     ys, xs = np.nonzero(s0 != ctx.bg)
     for order in ("rows", "cols", "auto"):
@@ -562,6 +560,7 @@ _CYCLE_ROWS = "020 800 002"
 @op(
     params=(K.COLORS, OneOf("rows", "cols", "auto"), K.COLOR),
     generator=g_cycle_recolor,
+    only_if=lambda ctx: not any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
         # one cell per row: reading order; by columns the first two swap

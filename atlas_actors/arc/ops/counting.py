@@ -458,8 +458,6 @@ def line_colors(g: Grid, bg: int) -> Grid:
 def g_most_dotted(ctx: Ctx) -> Iterator[Args]:
     """One-cell targets: dots of the least common colour (or another state colour no
     target shows)."""
-    if not ctx.tiny or ctx.depth > 0 or len(ctx.state_colors) < 3:
-        return
     yield (12,)
     for c in ctx.state_colors[:6]:
         if not any((t == c).any() for t in ctx.targets):
@@ -469,6 +467,8 @@ def g_most_dotted(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_most_dotted,
+    only_if=lambda ctx: ctx.tiny and len(ctx.state_colors) >= 3,
+    when=W.FIRST,
     cases=[Case((1,), "44888 41818 44881", "8")],
 )
 def most_dotted(g: Grid, c: int) -> Grid:

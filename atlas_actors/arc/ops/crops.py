@@ -226,10 +226,6 @@ def crop_most(g: Grid, c: int, most: int, conn: int, bg: int) -> Grid:
 
 def g_object_color(ctx: Ctx) -> Iterator[Args]:
     """One-cell targets whose colour is in the state."""
-    if not ctx.tiny or ctx.depth > 0:
-        return
-    if any(int(t.flat[0]) not in s for s, t in ctx.pairs):
-        return
     for conn in (8, 4):
         for by_color in (1, 0):
             for sel in SELECTORS:
@@ -239,6 +235,8 @@ def g_object_color(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_object_color,
+    only_if=lambda ctx: ctx.tiny and all(int(t.flat[0]) in s for s, t in ctx.pairs),
+    when=W.FIRST,
     cases=[Case(("sparsest", 8, 1, 0), "22203 20203 22200 00004", "2")],
 )
 def object_color(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
@@ -315,9 +313,6 @@ def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
 def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
     """Every target is smaller than its state in both dimensions, or in one dimension
     and equal in the other."""
-    for s, t in ctx.pairs:
-        if t.shape[0] > s.shape[0] or t.shape[1] > s.shape[1] or t.size < 2:
-            return
     yield (0, ctx.bg)
     yield (1, ctx.bg)
 
@@ -325,6 +320,9 @@ def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.FLAG, K.COLOR),
     generator=g_crop_lines,
+    only_if=lambda ctx: all(
+        t.shape[0] <= s.shape[0] and t.shape[1] <= s.shape[1] and t.size >= 2 for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the rectangle between the two 1 rows and the 3 and 4 columns (a 2 noise cell
@@ -373,14 +371,14 @@ def _largest_rect(m: Grid) -> tuple[int, int, int, int, int]:
 
 def g_crop_solid_rect(ctx: Ctx) -> Iterator[Args]:
     """Every target is smaller than its state in both dimensions, and at least 2 x 2."""
-    for s, t in ctx.pairs:
-        if not (2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1]):
-            return
     yield ()
 
 
 @op(
     generator=g_crop_solid_rect,
+    only_if=lambda ctx: all(
+        2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1] for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise

@@ -30,15 +30,13 @@ def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
     return np.where(enc, c, g)
 
 
-def g_fill_bbox(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.new_colors[:2] + ctx.paint_roles:
-        for conn, by_color in ctx.conns():
-            yield (c, conn, by_color, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.CONN, K.FLAG, K.COLOR),
-    generator=g_fill_bbox,
+    generator=lambda ctx: (
+        (c, conn, by_color, ctx.bg)
+        for c in ctx.new_colors[:2] + ctx.paint_roles
+        for conn, by_color in ctx.conns()
+    ),
     when=W.SAME_SHAPE,
     cases=[Case((6, 8, 0, 0), "100 010", "160 610")],
 )
@@ -98,14 +96,9 @@ def interior(g: Grid, c: int, bg: int) -> Grid:
     return np.where(inside, c, g)
 
 
-def g_border(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.paint_colors[:3] + ctx.paint_roles:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_border,
+    generator=lambda ctx: ((c,) for c in ctx.paint_colors[:3] + ctx.paint_roles),
     when=W.SAME_SHAPE,
     cases=[Case((3,), [[0] * 3] * 3, "333 303 333")],
 )
@@ -119,14 +112,9 @@ def border(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_flood_from(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors[:6]:
-        yield (c, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_flood_from,
+    generator=lambda ctx: ((c, ctx.bg) for c in ctx.state_colors[:6]),
     when=W.GROWS,
     cases=[Case((2, 0), "010 112 010", "012 112 012")],
 )

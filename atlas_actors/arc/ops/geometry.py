@@ -201,8 +201,6 @@ _TURNS = {"ccw": 1, "180": 2, "cw": 3}
 
 def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not same_counts(ctx):
-        return
     for turn in _TURNS:
         for conn in (4, 8):
             if fits(ctx, turn_objects, turn, conn, ctx.bg):
@@ -217,6 +215,7 @@ _L_OUT = "00000 00300 33300 00000 00000"
 @op(
     params=(OneOf(*_TURNS), K.CONN, K.COLOR),
     generator=g_turn_objects,
+    only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
     cases=[
         # an L turned a quarter anticlockwise about its box's centre (half cell: up-left)

@@ -29,14 +29,9 @@ from atlas_actors.arc.infer import (
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
-def g_gravity(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        yield (d, ctx.bg)
-
-
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
-    generator=g_gravity,
+    generator=lambda ctx: ((d, ctx.bg) for d in GRAVITY),
     when=W.SAME_SHAPE,
     cases=[Case(("down", 0), "10 00 02", "00 00 12"), Case(("left", 0), "0102", "1200")],
 )
@@ -54,15 +49,11 @@ def gravity(g: Grid, d: str, bg: int) -> Grid:
     return rigid_transform(o, back)
 
 
-def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        for conn, _ in ctx.conns(((8, 0), (4, 0))):
-            yield (d, conn, ctx.bg)
-
-
 @op(
     params=(OneOf(*GRAVITY), K.CONN, K.COLOR),
-    generator=g_object_gravity,
+    generator=lambda ctx: (
+        (d, conn, ctx.bg) for d in GRAVITY for conn, _ in ctx.conns(((8, 0), (4, 0)))
+    ),
     when=W.SAME_SHAPE,
     cases=[Case(("down", 8, 0), "110 010 000 002", "000 000 110 012")],
 )
@@ -198,18 +189,16 @@ def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
     return o
 
 
-def g_align(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors[:5]:
-        for side in ("top", "bottom", "left", "right"):
-            yield (c, side, ctx.bg)
-
-
 ALIGN_SIDES = ("top", "bottom", "left", "right")
 
 
 @op(
     params=(K.COLOR, OneOf(*ALIGN_SIDES), K.COLOR),
-    generator=g_align,
+    generator=lambda ctx: (
+        (c, side, ctx.bg)
+        for c in ctx.state_colors[:5]
+        for side in ("top", "bottom", "left", "right")
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[Case((1, "top", 0), "0100 0100 0003 2003", "2103 0103 0000 0000")],
 )
@@ -246,11 +235,6 @@ def align(g: Grid, c: int, side: str, bg: int) -> Grid:
 def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, and some colour's cells moved (the non-background count kept or
     shrunk)."""
-    for s, t in ctx.pairs:
-        if int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()):
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
     yield (0, ctx.bg)
     yield (1, ctx.bg)
 
@@ -258,7 +242,10 @@ def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.FLAG, K.COLOR),
     generator=g_snap_to_line,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[
         # the 2 dot moves left to touch the 2 wall; the 5 dot has no 5 line and goes
         Case((0, 0), "20000 20020 20500", "20000 22000 20000"),
@@ -340,8 +327,6 @@ def snap_to_wall(g: Grid, bg: int) -> Grid:
 def g_attract_to(ctx: Ctx) -> Iterator[Args]:
     """A colour whose cells moved towards a colour that stayed put in every pair, with
     at least three non-background colours in some state (else ``attract`` says it)."""
-    if max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) < 3:
-        return
     pairs = ctx.pairs
     moved = [c for c in ctx.state_colors[:5] if any(((s == c) != (t == c)).any() for s, t in pairs)]
     still = [
@@ -358,6 +343,7 @@ def g_attract_to(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.FLAG, K.COLOR),
     generator=g_attract_to,
+    only_if=lambda ctx: max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) >= 3,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[Case((3, 2, 0, 0), "3002 0000 7000 0000", "0032 0000 7000 0000")],
 )
@@ -450,8 +436,6 @@ def gather_dots(g: Grid, bg: int) -> Grid:
 def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, colour counts kept, and every target's cells reach side ``d`` and
     one end of the perpendicular side."""
-    if moved_colors(ctx) is None:
-        return
     bg = ctx.bg
     for d in ("down", "up", "left", "right"):
         for align in ("start", "end"):
@@ -473,6 +457,7 @@ def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "left", "right"), OneOf("start", "end"), K.COLOR),
     generator=g_sort_stack,
+    only_if=lambda ctx: moved_colors(ctx) is not None,
     when=W.SHALLOW,
     cases=[
         # bars sorted by size, stacked at the bottom, right-aligned
@@ -521,8 +506,6 @@ def _border_line(g: Grid, side: str) -> Grid:
 
 def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not same_counts(ctx):
-        return
     for conn in (8, 4):
         if fits(ctx, wall_gravity, conn, ctx.bg):
             yield (conn, ctx.bg)
@@ -536,6 +519,7 @@ _WALLS_OUT = "100002 110002 100232 111002"
 @op(
     params=(K.CONN, K.COLOR),
     generator=g_wall_gravity,
+    only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
     cases=[
         # 1s slide to the left wall, 2s to the right, nearest first; the 2 stops at the 3,

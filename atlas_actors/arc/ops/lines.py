@@ -136,8 +136,6 @@ def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
 
 def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
     """Only erasing (cells become background) in odd-sized grids."""
-    if not all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs):
-        return
     for axis in ("v", "h"):
         if fits(ctx, keep_center_line, axis, ctx.bg):
             yield (axis, ctx.bg)
@@ -146,6 +144,7 @@ def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("h", "v"), K.COLOR),
     generator=g_keep_center_line,
+    only_if=lambda ctx: all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs),
     when=W.SHALLOW | W.SAME_SHAPE,
     cases=[Case(("v", 0), "123 456 789", "020 050 080")],
 )
@@ -397,8 +396,6 @@ def hole_lines(g: Grid, c: int) -> Grid:
 
 def g_dot_lines_by_region(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and a few cells change colour in every pair: try the directions."""
-    if any(not (s != t).any() for s, t in ctx.pairs):
-        return
     for dirs in ("diag", "hv", "all"):
         if fits(ctx, dot_lines_by_region, dirs):
             yield (dirs,)
@@ -412,6 +409,7 @@ _DOTS = "22288 24288 22281 22288"
 @op(
     params=(OneOf("diag", "hv", "all"),),
     generator=g_dot_lines_by_region,
+    only_if=lambda ctx: not any(not (s != t).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 4 dot in the 2 region and the 1 dot in the 8 region: diagonals recolour
@@ -580,8 +578,6 @@ def extend_segments(g: Grid, top: str, bg: int) -> Grid:
 
 def g_toggle_lines(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, the first row or column unchanged (the markers stay)."""
-    if not all((s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs):
-        return
     for bg in bg_readings(ctx):
         if fits_bg(ctx, toggle_lines, bg):
             yield (bg,)
@@ -594,6 +590,9 @@ _TOGGLE_OUT = "0302 1002 0300"
 @op(
     params=(K.COLOR,),
     generator=g_toggle_lines,
+    only_if=lambda ctx: all(
+        (s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs
+    ),
     when=W.CHANGED,
     cases=[
         # markers 3 and 2 on the top row: in their columns 3s become 0 and 0s become 3

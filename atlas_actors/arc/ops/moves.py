@@ -14,11 +14,6 @@ from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
-    for s, t in ctx.pairs:
-        if int((s != ctx.bg).sum()) != int((t != ctx.bg).sum()):
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
     for d in ("down", "up", "left", "right"):
         yield (d, ctx.bg)
 
@@ -26,7 +21,10 @@ def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "left", "right"), K.COLOR),
     generator=g_move_by_size,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    only_if=lambda ctx: all(
+        int((s != ctx.bg).sum()) == int((t != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[Case(("up", 0), "000 000 000 100 102", "000 100 100 002 000")],
 )
 def move_by_size(g: Grid, d: str, bg: int) -> Grid:
@@ -179,8 +177,6 @@ def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
 
 def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, no target with more non-background cells than its state."""
-    if any(int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()) for s, t in ctx.pairs):
-        return
     for d in HEADINGS:
         if fits(ctx, move_by_count, d, ctx.bg):
             yield (d, ctx.bg)
@@ -193,6 +189,9 @@ _FALL_OUT = "000 000 112 000 333"
 @op(
     params=(OneOf(*HEADINGS), K.COLOR),
     generator=g_move_by_count,
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
     when=W.CHANGED,
     cases=[
         # each object falls by its cell count; the full-width floor stays

@@ -125,9 +125,6 @@ def map_objects(g: Grid, fn: Any, conn: int, by_color: int, bg: int) -> Grid:
 
 def g_recolor_by(ctx: Ctx) -> Iterator[Args]:
     """Infer a feature -> colour table from how each object is recoloured."""
-    for s, t in ctx.pairs:
-        if ((s == ctx.bg) != (t == ctx.bg)).any():
-            return
     for conn in (8, 4):
         for by_color in (1, 0):
             data = _obj_pairs(ctx, conn, by_color)
@@ -185,6 +182,7 @@ def _recolor_by_args(
 @op(
     params=(OneOf(*FEATURES), K.TABLE, K.COLOR_OR_NONE, K.CONN, K.FLAG, K.COLOR),
     generator=g_recolor_by,
+    only_if=lambda ctx: all(not ((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.NOT_TINY,
     cases=[Case(("size", [[1, 5], [2, 6]], -1, 4, 0, 0), "1011 0000 1110", "5066 0000 1110")],
 )
@@ -207,9 +205,6 @@ def recolor_by(
 
 def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
     """Infer a rank -> colour list (objects ranked by size, area, height, width)."""
-    for s, t in ctx.pairs:
-        if ((s == ctx.bg) != (t == ctx.bg)).any():
-            return
     for conn in (8, 4):
         for by_color in (1, 0):
             data = _obj_pairs(ctx, conn, by_color)
@@ -235,6 +230,7 @@ def g_recolor_rank(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*FEATURES), K.COLORS, K.CONN, K.FLAG, K.COLOR),
     generator=g_recolor_rank,
+    only_if=lambda ctx: all(not ((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.NOT_TINY,
     cases=[Case(("size", [3, 4], 4, 0, 0), "1011 0000 1110", "4044 0000 3330")],
 )

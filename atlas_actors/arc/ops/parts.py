@@ -428,16 +428,18 @@ def _place_templates(src: Grid, dst: Grid) -> Grid:
 
 def g_place_halves(ctx: Ctx) -> Iterator[Args]:
     """Every target is half its state (one dimension halved, the other kept)."""
-    if not ctx.pairs:
-        return
-    for s, t in ctx.pairs:
-        if t.shape not in ((s.shape[0], s.shape[1] // 2), (s.shape[0] // 2, s.shape[1])):
-            return
     yield ()
 
 
 @op(
     generator=g_place_halves,
+    only_if=lambda ctx: (
+        bool(ctx.pairs)
+        and all(
+            t.shape in ((s.shape[0], s.shape[1] // 2), (s.shape[0] // 2, s.shape[1]))
+            for s, t in ctx.pairs
+        )
+    ),
     when=W.FIRST,
     cases=[
         # the 1-2 template of the left half moves onto the loose 2 of the right half

@@ -34,14 +34,9 @@ def find_period(g: Grid, noise: int) -> tuple[int, int]:
     return py, px
 
 
-def g_period_repair(ctx: Ctx) -> Iterator[Args]:
-    for c in noise_colors(ctx):
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_period_repair,
+    generator=lambda ctx: ((c,) for c in noise_colors(ctx)),
     when=W.SAME_SHAPE,
     cases=[Case((9,), "12121 34393 12921", "12121 34343 12121")],
 )
@@ -230,14 +225,9 @@ def stripes(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_continue_period(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        yield (d, ctx.bg)
-
-
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
-    generator=g_continue_period,
+    generator=lambda ctx: ((d, ctx.bg) for d in GRAVITY),
     when=W.GROWS | W.SHALLOW,
     cases=[Case(("right", 0), "1212000 0303000", "1212121 0303030")],
 )
@@ -261,14 +251,9 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     return rigid_transform(np.asarray(a[:, idx]), back)
 
 
-def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
-    for axis in ("v", "h", "hv"):
-        yield (axis, ctx.bg)
-
-
 @op(
     params=(OneOf("v", "h", "hv"), K.COLOR),
-    generator=g_repeat_bbox,
+    generator=lambda ctx: ((axis, ctx.bg) for axis in ("v", "h", "hv")),
     when=W.SAME_SHAPE,
     cases=[Case(("v", 0), "00 00 12 30 00", "12 30 12 30 12")],
 )

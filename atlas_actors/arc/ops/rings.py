@@ -49,8 +49,6 @@ def color_mask(g: Grid, c: int) -> Grid:
 
 def g_spiral(ctx: Ctx) -> Iterator[Args]:
     """Targets drawn on blank inputs: the targets' one non-background colour."""
-    if any((s != s.flat[0]).any() for s in ctx.states):
-        return
     for c in ctx.new_colors[:1]:
         yield (c,)
 
@@ -58,6 +56,7 @@ def g_spiral(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_spiral,
+    only_if=lambda ctx: not any((s != s.flat[0]).any() for s in ctx.states),
     when=W.SAME_SHAPE,
     cases=[Case((3,), [[0] * 5] * 5, "33333 00003 33303 30003 33333")],
 )
@@ -91,8 +90,6 @@ def spiral(g: Grid, c: int) -> Grid:
 
 def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and the same cells per colour, colours permuted."""
-    if pair_cmaps(ctx) is None:
-        return
     for mode in ("rev", "out", "in"):
         yield (mode,)
 
@@ -100,6 +97,7 @@ def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("rev", "out", "in"),),
     generator=g_ring_colors,
+    only_if=lambda ctx: pair_cmaps(ctx) is not None,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         Case(("rev",), "111 121 111", "222 212 222"),
@@ -346,9 +344,6 @@ def _complete_mirror(g: Grid, c: int, n: int) -> Grid | None:
 def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
     """Smaller square targets with the colours of their states: the task's background
     or each state's commonest colour as the background."""
-    for s, t in ctx.pairs:
-        if t.shape[0] != t.shape[1] or set(np.unique(s).tolist()) != set(np.unique(t).tolist()):
-            return
     for bg in (ctx.bg, 13):
         if fits(ctx, nest_complete, bg):
             yield (bg,)
@@ -362,6 +357,10 @@ _CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0
 @op(
     params=(K.COLOR,),
     generator=g_nest_complete,
+    only_if=lambda ctx: all(
+        t.shape[0] == t.shape[1] and set(np.unique(s).tolist()) == set(np.unique(t).tolist())
+        for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside

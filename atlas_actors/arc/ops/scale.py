@@ -64,15 +64,9 @@ def upscale(g: Grid, ky: int, kx: int) -> Grid:
     return np.repeat(np.repeat(g, ky, axis=0), kx, axis=1)
 
 
-def g_downscale(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, True):
-        if k != (1, 1):
-            yield k
-
-
 @op(
     params=(K.COUNT, K.COUNT),
-    generator=g_downscale,
+    generator=lambda ctx: (k for k in _ratio(ctx, True) if k != (1, 1)),
     cases=[Case((2, 2), "1122 1122", "12")],
 )
 def downscale(g: Grid, ky: int, kx: int) -> Grid:
@@ -85,15 +79,9 @@ def downscale(g: Grid, ky: int, kx: int) -> Grid:
     return np.asarray(counts.argmax(axis=2))
 
 
-def g_tile(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, False):
-        if k != (1, 1):
-            yield k
-
-
 @op(
     params=(K.COUNT, K.COUNT),
-    generator=g_tile,
+    generator=lambda ctx: (k for k in _ratio(ctx, False) if k != (1, 1)),
     cases=[Case((1, 2), "12", "1212")],
 )
 def tile(g: Grid, ny: int, nx: int) -> Grid:
@@ -188,15 +176,9 @@ def upscale_by(g: Grid, what: str, bg: int) -> Grid:
     return np.repeat(np.repeat(g, k, axis=0), k, axis=1)
 
 
-def g_canvas(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, False):
-        if k != (1, 1):
-            yield (*k, ctx.bg)
-
-
 @op(
     params=(K.COUNT, K.COUNT, K.COLOR),
-    generator=g_canvas,
+    generator=lambda ctx: ((*k, ctx.bg) for k in _ratio(ctx, False) if k != (1, 1)),
     cases=[Case((2, 1, 0), "34", "34 00")],
 )
 def canvas(g: Grid, ky: int, kx: int, bg: int) -> Grid:
@@ -220,8 +202,6 @@ def _target_bg(ctx: Ctx) -> int:
 
 def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
     """Targets of shape (h*h, w*w)."""
-    if not all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
-        return
     fills = {ctx.bg, _target_bg(ctx)}
     for c in [*ctx.state_colors[:4], *_role_specs(ctx)]:
         for fill in sorted(fills):
@@ -231,6 +211,7 @@ def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_kron_eq,
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
     when=W.RESHAPED,
     cases=[
         Case((1, 0), "12 01", "1200 0100 0012 0001"),
@@ -265,14 +246,13 @@ def block_factors(g: Grid) -> tuple[int, int]:
 
 
 def g_downscale_auto(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape and ctx.depth == 0:
-        return
     if all(block_factors(s) != (1, 1) for s in ctx.train):
         yield ()
 
 
 @op(
     generator=g_downscale_auto,
+    only_if=lambda ctx: not (ctx.same_shape and ctx.depth == 0),
     cases=[Case((), "1122 1122 3300 3300", "12 30"), Case((), "111222", "12")],
 )
 def downscale_auto(g: Grid) -> Grid:
@@ -360,8 +340,6 @@ def _multiples(ctx: Ctx) -> bool:
 def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
     """Targets whole multiples of their states, by a ratio that varies: every count and
     layout that rebuilds all train targets."""
-    if not _multiples(ctx):
-        return
     for what in _COUNTS:
         for layout in _LAYOUTS:
             if fits(ctx, repeat_count, what, layout, ctx.bg):
@@ -371,6 +349,7 @@ def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf(*_LAYOUTS), K.COLOR),
     generator=g_repeat_count,
+    only_if=lambda ctx: _multiples(ctx),
     when=W.SHALLOW | W.RESHAPED,
     cases=[
         # two non-background cells: two copies in a row
@@ -429,8 +408,6 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
     """Targets bigger than their states by a ratio that varies: every count and canvas
     size that gives the targets' shapes, with each corner where every target holds the
     state's non-background cells."""
-    if len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) < 2:
-        return
     for what in _COUNTS:
         for size in ("scale", "square"):
             try:
@@ -453,6 +430,9 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf("scale", "square"), OneOf(*CORNERS), K.COLOR),
     generator=g_canvas_count,
+    only_if=lambda ctx: (
+        len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) >= 2
+    ),
     when=W.RESHAPED | W.LARGER | W.SHALLOW,
     cases=[
         # two cells: a square canvas of side 2 x 2, the grid at its bottom-left
@@ -603,8 +583,6 @@ def block_pixels(g: Grid, bg: int) -> Grid:
 def g_kron_own(ctx: Ctx) -> Iterator[Args]:
     """Every target h*h x w*w for an h x w state (background: the task's, colour 0 for
     grids with none, or each grid's own)."""
-    if any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
-        return
     for bg in bg_readings(ctx, 0):
         if fits_bg(ctx, kron_own, bg):
             yield (bg,)
@@ -617,6 +595,7 @@ _KRON_OUT = "1002 0100 0010 0001"
 @op(
     params=(K.COLOR,),
     generator=g_kron_own,
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
     when=W.SHALLOW,
     cases=[
         # every cell becomes a block showing where its own colour is

@@ -24,11 +24,6 @@ from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 def g_denoise(ctx: Ctx) -> Iterator[Args]:
     """Only erasures: every target cell is background or as in the state."""
-    for s, t in ctx.pairs:
-        if ((t != s) & (t != ctx.bg)).any():
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
     for mode in ("iso4", "iso8", "sq2"):
         yield (mode, ctx.bg)
 
@@ -36,7 +31,8 @@ def g_denoise(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("iso4", "iso8", "sq2"), K.COLOR),
     generator=g_denoise,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    only_if=lambda ctx: all(not ((t != s) & (t != ctx.bg)).any() for s, t in ctx.pairs),
+    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
     cases=[
         Case(("iso8", 0), "1000 0020 0002", "0000 0020 0002"),
         Case(("iso4", 0), "1000 0020 0002", "0000 0000 0000"),
@@ -327,8 +323,6 @@ def erase_contained(g: Grid, bg: int) -> Grid:
 def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only non-background cells change: try each state colour as the one
     repainted."""
-    if any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
-        return
     for c in ctx.state_colors:
         if fits(ctx, dot_paint_touching, c, ctx.bg):
             yield (c, ctx.bg)
@@ -337,6 +331,7 @@ def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_dot_paint_touching,
+    only_if=lambda ctx: not any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
         # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
@@ -372,8 +367,6 @@ def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
 
 def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only cells erased."""
-    if any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs):
-        return
     for side in HEADINGS:
         for k in (1, 2, 3):
             if fits(ctx, trim_objects, side, k, ctx.bg):
@@ -388,6 +381,7 @@ _TRIM_LEFT = "0033 0033 0500"
 @op(
     params=(OneOf(*HEADINGS), K.COUNT, K.COLOR),
     generator=g_trim_objects,
+    only_if=lambda ctx: not any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
         # each object loses its leftmost column
@@ -415,8 +409,6 @@ def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
 
 def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, background kept, the same colour counts."""
-    if not same_counts(ctx):
-        return
     for bg in bg_readings(ctx):
         if fits_bg(ctx, reverse_path, bg):
             yield (bg,)
@@ -429,6 +421,7 @@ _PATH_OUT = "4320 0010 5000"
 @op(
     params=(K.COLOR,),
     generator=g_reverse_path,
+    only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
     cases=[
         # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays

@@ -106,14 +106,9 @@ def symmetrize(g: Grid, kind: str, bg: int) -> Grid:
     return o
 
 
-def g_sym_repair(ctx: Ctx) -> Iterator[Args]:
-    for c in noise_colors(ctx):
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_sym_repair,
+    generator=lambda ctx: ((c,) for c in noise_colors(ctx)),
     when=W.SAME_SHAPE,
     cases=[Case((9,), "1221 3943 1221", "1221 3443 1221")],
 )
@@ -171,14 +166,9 @@ def symmetrize_bbox(g: Grid, kind: str, bg: int) -> Grid:
     return o
 
 
-def g_noise_crop(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_noise_crop,
+    generator=lambda ctx: ((c,) for c in ctx.state_colors),
     when=W.SMALLER,
     cases=[Case((9,), "1221 3943 1221", "4")],
 )

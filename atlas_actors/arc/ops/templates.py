@@ -436,8 +436,6 @@ def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
 def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
     """Only background cells painted, and the states are cut into cells (on the input
     grids only, like :func:`g_fit_templates`)."""
-    if not has_cells(ctx):
-        return
     for turns in ("id", "d4"):
         if fits(ctx, cell_fit_templates, turns, ctx.bg):
             yield (turns, ctx.bg)
@@ -450,6 +448,7 @@ _S5 = [5] * 7
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
     generator=g_cell_fit_templates,
+    only_if=lambda ctx: has_cells(ctx),
     when=W.FIRST | W.PAINTED,
     cases=[
         # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
