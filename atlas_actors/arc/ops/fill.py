@@ -82,7 +82,7 @@ def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
     params=(K.COLOR, K.COLOR),
     generator=g_paint,
     when=W.SAME_SHAPE,
-    cases=[Case((2, 0), [[1] * 3] * 3, "111 121 111")],
+    cases=[Case((2, 0), "111 111 111", "111 121 111")],
 )
 def interior(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` on non-background cells whose 8 neighbours are all non-background."""
@@ -100,7 +100,7 @@ def interior(g: Grid, c: int, bg: int) -> Grid:
     params=(K.COLOR,),
     generator=lambda ctx: ((c,) for c in ctx.paint_colors[:3] + ctx.paint_roles),
     when=W.SAME_SHAPE,
-    cases=[Case((3,), [[0] * 3] * 3, "333 303 333")],
+    cases=[Case((3,), "000 000 000", "333 303 333")],
 )
 def border(g: Grid, c: int) -> Grid:
     """Paint the outermost ring of the grid with ``c``."""

@@ -58,7 +58,7 @@ def g_spiral(ctx: Ctx) -> Iterator[Args]:
     generator=g_spiral,
     only_if=lambda ctx: not any((s != s.flat[0]).any() for s in ctx.states),
     when=W.SAME_SHAPE,
-    cases=[Case((3,), [[0] * 5] * 5, "33333 00003 33303 30003 33333")],
+    cases=[Case((3,), "00000 00000 00000 00000 00000", "33333 00003 33303 30003 33333")],
 )
 def spiral(g: Grid, c: int) -> Grid:
     """A square spiral of colour ``c`` drawn over the grid from the top-left corner,
@@ -351,7 +351,7 @@ def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
 
 
 _NESTED = "33033 30003 00100 30003 33033"
-_CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0, 0, 0, 0, 1]]
+_CUT = "0000000 3000300 3303300 0000000 0000001"
 
 
 @op(

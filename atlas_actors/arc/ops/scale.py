@@ -43,9 +43,6 @@ def _count(g: Grid, what: str, bg: int) -> int:
     return grid_feature(g, _GRID_COUNTS[what], bg)
 
 
-_Z4 = [0, 0, 0, 0]
-
-
 def g_upscale(ctx: Ctx) -> Iterator[Args]:
     for k in _ratio(ctx, False):
         if k != (1, 1):
@@ -359,7 +356,7 @@ def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
         # two colours: a full 2 x 2 block of copies
         Case(("ncolors", "square", 0), "34", "3434 3434"),
         # two cells copied into the first two tiles of a canvas 2 (background cells) wide
-        Case(("ncells", "side_nbg", 0), "10 02", [[1, 0, 1, 0], [0, 2, 0, 2], _Z4, _Z4]),
+        Case(("ncells", "side_nbg", 0), "10 02", "1010 0202 0000 0000"),
     ],
 )
 def repeat_count(g: Grid, what: str, layout: str, bg: int) -> Grid:
@@ -436,9 +433,9 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
     when=W.RESHAPED | W.LARGER | W.SHALLOW,
     cases=[
         # two cells: a square canvas of side 2 x 2, the grid at its bottom-left
-        Case(("ncells", "square", "bl", 0), "12", [_Z4, _Z4, _Z4, [1, 2, 0, 0]]),
+        Case(("ncells", "square", "bl", 0), "12", "0000 0000 0000 1200"),
         # two cells: the shape scaled by 2, the grid at its top-right
-        Case(("ncells", "scale", "tr", 0), "12", [[0, 0, 1, 2], _Z4]),
+        Case(("ncells", "scale", "tr", 0), "12", "0012 0000"),
     ],
 )
 def canvas_count(g: Grid, what: str, size: str, corner: str, bg: int) -> Grid:

@@ -442,9 +442,6 @@ def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_S5 = [5] * 7
-
-
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
     generator=g_cell_fit_templates,
@@ -454,8 +451,8 @@ _S5 = [5] * 7
         # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
         Case(
             ("id", 0),
-            [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 0]],
-            [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 1]],
+            "2515050 5555555 0505050 5555555 0505250",
+            "2515050 5555555 0505050 5555555 0505251",
         )
     ],
 )
