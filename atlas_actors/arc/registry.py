@@ -14,11 +14,14 @@ holds it (``atlas_actors/arc/ops/<family>.py``)::
 registers the op ``fill_enclosed`` (the function's name, unless ``name=`` says
 otherwise): the kinds of its parameters after the input grid (``g``, always of kind
 :attr:`Kind.GRID`), its family (the module's name), its parameter generator (a function
-of a :class:`~atlas_actors.arc.infer.Ctx` yielding argument tuples; or ``no_generator=``
-with the reason it has none, e.g. an op reached only by mutation) and its example cases
-(arguments after the input grid, input, expected output). The decorator returns the
-function unchanged, so ops call each other and
-:meth:`~atlas_actors.arc.dsl.Program.to_python` copies their source as plain functions.
+of a :class:`~atlas_actors.arc.infer.Ctx` yielding argument tuples, :data:`BG` for the
+background colour alone; or ``no_generator=`` with the reason it has none, e.g. an op
+reached only by mutation), when the generator is worth running (``when=`` flags of
+:class:`When`, and ``only_if=`` tests of the state, run in order before the generator)
+and its example cases (arguments after the input grid, input, expected output; grids as
+rows or as compact text, :func:`grid_of`). The decorator returns the function unchanged,
+so ops call each other and :meth:`~atlas_actors.arc.dsl.Program.to_python` copies their
+source as plain functions.
 
 Adding an op is one edit: write the function with its declaration in the family module
 it belongs to. It joins the search after every op of :data:`~atlas_actors.arc.ops.RANK`.

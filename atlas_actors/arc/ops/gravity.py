@@ -245,7 +245,7 @@ def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
     only_if=lambda ctx: all(
         int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),
-    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
+    when=W.CHANGED,
     cases=[
         # the 2 dot moves left to touch the 2 wall; the 5 dot has no 5 line and goes
         Case((0, 0), "20000 20020 20500", "20000 22000 20000"),
@@ -286,7 +286,7 @@ def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
     only_if=lambda ctx: all(
         int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),
-    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
+    when=W.CHANGED,
     cases=[
         # single cells move to the 5 wall and turn 5; two in one column pile up
         Case((0,), "3000 0000 5555 0000 0004", "0000 5000 5555 0005 0000"),

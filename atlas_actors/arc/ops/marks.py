@@ -25,7 +25,7 @@ from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
     only_if=lambda ctx: all(
         (s[s != t] != ctx.bg).all() and (t[s != t] != ctx.bg).all() for s, t in ctx.pairs
     ),
-    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
+    when=W.CHANGED,
     cases=[
         # the 6 marks the block cell it faces; the 9 faces nothing
         Case((0,), "0000 6088 0088 9000", "0000 6068 0088 9000")

@@ -24,7 +24,7 @@ def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
     only_if=lambda ctx: all(
         int((s != ctx.bg).sum()) == int((t != ctx.bg).sum()) for s, t in ctx.pairs
     ),
-    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
+    when=W.CHANGED,
     cases=[Case(("up", 0), "000 000 000 100 102", "000 100 100 002 000")],
 )
 def move_by_size(g: Grid, d: str, bg: int) -> Grid:

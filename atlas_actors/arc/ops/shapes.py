@@ -32,7 +32,7 @@ def g_denoise(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("iso4", "iso8", "sq2"), K.COLOR),
     generator=g_denoise,
     only_if=lambda ctx: all(not ((t != s) & (t != ctx.bg)).any() for s, t in ctx.pairs),
-    when=W.SAME_SHAPE | W.SHALLOW | W.CHANGED,
+    when=W.CHANGED,
     cases=[
         Case(("iso8", 0), "1000 0020 0002", "0000 0020 0002"),
         Case(("iso4", 0), "1000 0020 0002", "0000 0000 0000"),

@@ -107,7 +107,7 @@ NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets"
 @op(
     params=(OneOf(*NEIGHBOURHOODS), K.TABLE, K.COLOR),
     generator=g_local_rule,
-    when=W.SAME_SHAPE | W.SHALLOW | W.NOT_TINY | W.CHANGED,
+    when=W.CHANGED | W.NOT_TINY,
     cases=[
         # cells of colour 0 with exactly 2 non-background 4-neighbours become 5: key 0*11+2
         Case(("n4count", [[2, 5]], 0), "101 000", "151 000")
