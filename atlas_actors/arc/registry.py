@@ -67,6 +67,15 @@ BG: Generator = background
 """Short name for declarations: ``@op(generator=BG)``."""
 
 
+def plain(ctx: Ctx) -> Iterator[Args]:
+    """The generator of an op with no parameters after the grid: try it once."""
+    yield ()
+
+
+PLAIN: Generator = plain
+"""Short name for declarations: ``@op(generator=PLAIN)``."""
+
+
 def guarded(generator: Generator, checks: tuple[Check, ...]) -> Generator:
     """``generator``, yielding nothing unless every one of ``checks`` passes (tested in
     order when the first argument tuple is asked for)."""

@@ -82,21 +82,13 @@ def replace_color(g: Grid, a: int, b: int) -> Grid:
     return np.where(g == a, b, g)
 
 
-@op(
-    params=(K.COLOR, K.COLOR),
-    generator=g_keep_color,
-    cases=[Case((3, 0), _A, "000 030")],
-)
+@op(params=(K.COLOR, K.COLOR), generator=g_keep_color, cases=[Case((3, 0), _A, "000 030")])
 def keep_color(g: Grid, c: int, bg: int) -> Grid:
     """Keep the cells of colour ``c``; every other cell becomes ``bg``."""
     return np.where(g == c, g, bg)
 
 
-@op(
-    params=(K.COLOR, K.COLOR),
-    generator=g_keep_color,
-    cases=[Case((3, 0), _A, "120 000")],
-)
+@op(params=(K.COLOR, K.COLOR), generator=g_keep_color, cases=[Case((3, 0), _A, "120 000")])
 def erase_color(g: Grid, c: int, bg: int) -> Grid:
     """Paint the cells of colour ``c`` with ``bg``."""
     return np.where(g == c, bg, g)
@@ -138,11 +130,7 @@ def swap_colors(g: Grid, a: int, b: int) -> Grid:
     return np.where(g == a, b, np.where(g == b, a, g))
 
 
-@op(
-    params=(K.COLOR,),
-    generator=BG,
-    cases=[Case((0,), "112", "111")],
-)
+@op(params=(K.COLOR,), generator=BG, cases=[Case((0,), "112", "111")])
 def majority_recolor(g: Grid, bg: int) -> Grid:
     """Paint every non-background cell with the most common non-background colour."""
     fg = g[g != bg]
@@ -152,11 +140,7 @@ def majority_recolor(g: Grid, bg: int) -> Grid:
     return np.where(g != bg, c, bg)
 
 
-@op(
-    params=(K.COLOR,),
-    generator=BG,
-    cases=[Case((0,), "112", "222")],
-)
+@op(params=(K.COLOR,), generator=BG, cases=[Case((0,), "112", "222")])
 def minority_recolor(g: Grid, bg: int) -> Grid:
     """Paint every non-background cell with the least common non-background colour."""
     counts = np.bincount(g[g != bg], minlength=10)

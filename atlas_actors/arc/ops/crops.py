@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import SELECTORS, Grid, components, select_object, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, g_crop_bg, g_smaller_plain
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, W, op
 
 
 def g_crop_color(ctx: Ctx) -> Iterator[Args]:
@@ -96,12 +96,7 @@ def crop_inside(g: Grid, c: int) -> Grid:
     return g[ys.min() + 1 : ys.max(), xs.min() + 1 : xs.max()].copy()
 
 
-@op(
-    params=(K.COLOR,),
-    generator=BG,
-    when=W.SMALLER,
-    cases=[Case((0,), "000 102 000", "12")],
-)
+@op(params=(K.COLOR,), generator=BG, when=W.SMALLER, cases=[Case((0,), "000 102 000", "12")])
 def drop_bg_lines(g: Grid, bg: int) -> Grid:
     """Delete the rows and columns that are entirely background."""
     rows = (g != bg).any(axis=1)
@@ -111,15 +106,7 @@ def drop_bg_lines(g: Grid, bg: int) -> Grid:
     return np.asarray(g[rows][:, cols])
 
 
-def g_dedup(ctx: Ctx) -> Iterator[Args]:
-    yield ()
-
-
-@op(
-    generator=g_dedup,
-    when=W.SMALLER,
-    cases=[Case((), "112 112 334", "12 34")],
-)
+@op(generator=PLAIN, when=W.SMALLER, cases=[Case((), "112 112 334", "12 34")])
 def dedup_lines(g: Grid) -> Grid:
     """Collapse runs of identical consecutive rows and columns."""
     keep_r = np.ones(g.shape[0], dtype=bool)
@@ -130,11 +117,7 @@ def dedup_lines(g: Grid) -> Grid:
     return g[:, keep_c]
 
 
-@op(
-    generator=g_smaller_plain,
-    when=W.SMALLER,
-    cases=[Case((), "111 121 111", "2")],
-)
+@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "111 121 111", "2")])
 def trim(g: Grid) -> Grid:
     """Remove the outermost ring of cells."""
     if g.shape[0] < 3 or g.shape[1] < 3:
@@ -369,13 +352,8 @@ def _largest_rect(m: Grid) -> tuple[int, int, int, int, int]:
     return best
 
 
-def g_crop_solid_rect(ctx: Ctx) -> Iterator[Args]:
-    """Every target is smaller than its state in both dimensions, and at least 2 x 2."""
-    yield ()
-
-
 @op(
-    generator=g_crop_solid_rect,
+    generator=PLAIN,
     only_if=lambda ctx: all(
         2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1] for s, t in ctx.pairs
     ),

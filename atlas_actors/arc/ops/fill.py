@@ -171,12 +171,7 @@ def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
     return o
 
 
-@op(
-    params=(K.COLOR,),
-    generator=BG,
-    when=W.GROWS,
-    cases=[Case((0,), "100 001 202", "111 111 222")],
-)
+@op(params=(K.COLOR,), generator=BG, when=W.GROWS, cases=[Case((0,), "100 001 202", "111 111 222")])
 def fill_color_bbox(g: Grid, bg: int) -> Grid:
     """Fill the background inside the bounding box of each colour with that colour
     (colours with more cells first, so smaller boxes paint last)."""

@@ -9,74 +9,48 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, fits, same_counts
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_geometry(ctx: Ctx) -> Iterator[Args]:
-    yield ()
-
+from atlas_actors.arc.registry import PLAIN, Case, K, OneOf, W, op
 
 _A = "120 030"
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "01 32 00")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "01 32 00")])
 def rot90(g: Grid) -> Grid:
     """Turn a quarter clockwise."""
     return np.rot90(g, -1)
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "030 021")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "030 021")])
 def rot180(g: Grid) -> Grid:
     """Turn half way round."""
     return np.rot90(g, 2)
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "00 23 10")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "00 23 10")])
 def rot270(g: Grid) -> Grid:
     """Turn a quarter anticlockwise."""
     return np.rot90(g, 1)
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "021 030")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "021 030")])
 def flip_h(g: Grid) -> Grid:
     """Mirror left-right."""
     return g[:, ::-1]
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "030 120")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "030 120")])
 def flip_v(g: Grid) -> Grid:
     """Mirror top-bottom."""
     return g[::-1, :]
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "10 23 00")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "10 23 00")])
 def transpose(g: Grid) -> Grid:
     """Mirror about the main diagonal (rows become columns)."""
     return g.T
 
 
-@op(
-    generator=g_geometry,
-    cases=[Case((), _A, "00 32 01")],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "00 32 01")])
 def antitranspose(g: Grid) -> Grid:
     """Mirror about the anti-diagonal."""
     return np.rot90(g, 2).T

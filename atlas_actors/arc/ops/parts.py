@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, split_parts
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
+from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, OnSelf, W, op
 
 SPLIT_MODES = ("h2", "h3", "v2", "v3", "sep")
 
@@ -426,13 +426,8 @@ def _place_templates(src: Grid, dst: Grid) -> Grid:
     return o
 
 
-def g_place_halves(ctx: Ctx) -> Iterator[Args]:
-    """Every target is half its state (one dimension halved, the other kept)."""
-    yield ()
-
-
 @op(
-    generator=g_place_halves,
+    generator=PLAIN,
     only_if=lambda ctx: (
         bool(ctx.pairs)
         and all(

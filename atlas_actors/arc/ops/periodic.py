@@ -54,11 +54,7 @@ def period_repair(g: Grid, noise: int) -> Grid:
     return o
 
 
-@op(
-    generator=g_smaller_plain,
-    when=W.SMALLER,
-    cases=[Case((), "1212 3434", "12 34")],
-)
+@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "1212 3434", "12 34")])
 def crop_period(g: Grid) -> Grid:
     """The smallest tile that repeats to make the grid."""
     py, px = find_period(g, -1)

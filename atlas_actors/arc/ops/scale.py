@@ -49,11 +49,7 @@ def g_upscale(ctx: Ctx) -> Iterator[Args]:
             yield k
 
 
-@op(
-    params=(K.COUNT, K.COUNT),
-    generator=g_upscale,
-    cases=[Case((2, 1), "12", "12 12")],
-)
+@op(params=(K.COUNT, K.COUNT), generator=g_upscale, cases=[Case((2, 1), "12", "12 12")])
 def upscale(g: Grid, ky: int, kx: int) -> Grid:
     """Scale up: every cell becomes a ``ky`` x ``kx`` block."""
     if not (1 <= ky <= 30 and 1 <= kx <= 30):
@@ -135,9 +131,7 @@ def g_kron(ctx: Ctx) -> Iterator[Args]:
 
 
 @op(
-    params=(K.COLOR, K.FLAG),
-    generator=g_kron,
-    cases=[Case((0, 0), "10 00", "1000 0000 0000 0000")],
+    params=(K.COLOR, K.FLAG), generator=g_kron, cases=[Case((0, 0), "10 00", "1000 0000 0000 0000")]
 )
 def kron_self(g: Grid, bg: int, invert: int) -> Grid:
     """Each non-background cell (background if ``invert``) becomes a copy of the grid."""
@@ -266,11 +260,7 @@ def g_pad_extend(ctx: Ctx) -> Iterator[Args]:
         yield (corners.pop() if len(corners) == 1 else ctx.bg,)
 
 
-@op(
-    params=(K.COLOR,),
-    generator=g_pad_extend,
-    cases=[Case((0,), "12 38", "0120 1122 3388 0380")],
-)
+@op(params=(K.COLOR,), generator=g_pad_extend, cases=[Case((0,), "12 38", "0120 1122 3388 0380")])
 def pad_extend(g: Grid, bg: int) -> Grid:
     """Add a one-cell border that repeats the edge rows and columns outward (the four
     corners stay background)."""
