@@ -151,15 +151,9 @@ def minority_recolor(g: Grid, bg: int) -> Grid:
     return np.where(g != bg, c, bg)
 
 
-def g_line_majority(ctx: Ctx) -> Iterator[Args]:
-    yield ("rows",)
-    yield ("cols",)
-    yield ("auto",)
-
-
 @op(
     params=(OneOf("rows", "cols", "auto"),),
-    generator=g_line_majority,
+    generator=lambda ctx: ((a,) for a in ("rows", "cols", "auto")),
     when=W.SAME_SHAPE,
     cases=[Case(("rows",), "112 344", "111 444"), Case(("auto",), "123 123 523", "123 123 123")],
 )

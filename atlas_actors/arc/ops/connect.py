@@ -124,14 +124,9 @@ def fill_gaps(g: Grid, c: int, fill: int, axis: str, maxgap: int, bg: int) -> Gr
     return o
 
 
-def g_connect_layered(ctx: Ctx) -> Iterator[Args]:
-    yield ("h", ctx.bg)
-    yield ("v", ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_connect_layered,
+    generator=lambda ctx: ((a, ctx.bg) for a in ("h", "v")),
     when=W.GROWS | W.SHALLOW,
     cases=[
         # columns drawn over rows, or rows over columns

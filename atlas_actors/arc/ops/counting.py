@@ -393,16 +393,10 @@ def snake_colors(g: Grid, h: int, w: int, axis: str, bg: int) -> Grid:
     return o
 
 
-def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
-    """Targets whose rows are all equal."""
-    if all((t == t[0:1]).all() for t in ctx.targets):
-        for conn in (8, 4):
-            yield (conn, ctx.bg)
-
-
 @op(
     params=(K.CONN, K.COLOR),
-    generator=g_largest_bars,
+    generator=lambda ctx: ((conn, ctx.bg) for conn in (8, 4)),
+    only_if=lambda ctx: all((t == t[0:1]).all() for t in ctx.targets),
     when=W.SMALLER | W.SHALLOW,
     cases=[Case((8, 0), "40906 40906 40006", "46 46 46")],
 )

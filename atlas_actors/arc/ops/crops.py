@@ -293,16 +293,9 @@ def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
     return g[y0 : y1 + 1, x0 : x1 + 1].copy()
 
 
-def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
-    """Every target is smaller than its state in both dimensions, or in one dimension
-    and equal in the other."""
-    yield (0, ctx.bg)
-    yield (1, ctx.bg)
-
-
 @op(
     params=(K.FLAG, K.COLOR),
-    generator=g_crop_lines,
+    generator=lambda ctx: ((k, ctx.bg) for k in (0, 1)),
     only_if=lambda ctx: all(
         t.shape[0] <= s.shape[0] and t.shape[1] <= s.shape[1] and t.size >= 2 for s, t in ctx.pairs
     ),

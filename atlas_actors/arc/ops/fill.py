@@ -140,15 +140,11 @@ def flood_from(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_fill_regions(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.paint_colors[:3]:
-        yield ("largest", c, ctx.bg)
-        yield ("smallest", c, ctx.bg)
-
-
 @op(
     params=(OneOf("largest", "smallest"), K.COLOR, K.COLOR),
-    generator=g_fill_regions,
+    generator=lambda ctx: (
+        (sel, c, ctx.bg) for c in ctx.paint_colors[:3] for sel in ("largest", "smallest")
+    ),
     when=W.GROWS,
     cases=[
         Case(("smallest", 7, 0), "0100 1100 0000", "7100 1100 0000"),

@@ -232,16 +232,9 @@ def align(g: Grid, c: int, side: str, bg: int) -> Grid:
     return o
 
 
-def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, and some colour's cells moved (the non-background count kept or
-    shrunk)."""
-    yield (0, ctx.bg)
-    yield (1, ctx.bg)
-
-
 @op(
     params=(K.FLAG, K.COLOR),
-    generator=g_snap_to_line,
+    generator=lambda ctx: ((k, ctx.bg) for k in (0, 1)),
     only_if=lambda ctx: all(
         int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),

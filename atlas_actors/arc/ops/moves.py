@@ -13,14 +13,9 @@ from atlas_actors.arc.ops.geometry import shift
 from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
-def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
-    for d in ("down", "up", "left", "right"):
-        yield (d, ctx.bg)
-
-
 @op(
     params=(OneOf("down", "up", "left", "right"), K.COLOR),
-    generator=g_move_by_size,
+    generator=lambda ctx: ((d, ctx.bg) for d in ("down", "up", "left", "right")),
     only_if=lambda ctx: all(
         int((s != ctx.bg).sum()) == int((t != ctx.bg).sum()) for s, t in ctx.pairs
     ),

@@ -65,15 +65,9 @@ def split_combine(g: Grid, mode: str, op: str, c: int, bg: int) -> Grid:
     return np.where(r, c, bg)
 
 
-def g_split_overlay(ctx: Ctx) -> Iterator[Args]:
-    for mode in SPLIT_MODES:
-        yield (mode, 0, ctx.bg)
-        yield (mode, 1, ctx.bg)
-
-
 @op(
     params=(OneOf(*SPLIT_MODES), K.FLAG, K.COLOR),
-    generator=g_split_overlay,
+    generator=lambda ctx: ((mode, k, ctx.bg) for mode in SPLIT_MODES for k in (0, 1)),
     when=W.SMALLER,
     cases=[Case(("v2", 0, 0), "10 02", "12")],
 )
@@ -155,14 +149,9 @@ def split_pick(g: Grid, mode: str, sel: str, bg: int) -> Grid:
     return parts[int(np.argmax(vals))].copy()
 
 
-def g_fold(ctx: Ctx) -> Iterator[Args]:
-    yield ("h", ctx.bg)
-    yield ("v", ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_fold,
+    generator=lambda ctx: ((a, ctx.bg) for a in ("h", "v")),
     when=W.SMALLER,
     cases=[Case(("h", 0), "10530 00502", "13 20")],
 )

@@ -47,15 +47,9 @@ def color_mask(g: Grid, c: int) -> Grid:
     return m
 
 
-def g_spiral(ctx: Ctx) -> Iterator[Args]:
-    """Targets drawn on blank inputs: the targets' one non-background colour."""
-    for c in ctx.new_colors[:1]:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_spiral,
+    generator=lambda ctx: ((c,) for c in ctx.new_colors[:1]),
     only_if=lambda ctx: not any((s != s.flat[0]).any() for s in ctx.states),
     when=W.SAME_SHAPE,
     cases=[Case((3,), "00000 00000 00000 00000 00000", "33333 00003 33303 30003 33333")],
@@ -88,15 +82,9 @@ def spiral(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes and the same cells per colour, colours permuted."""
-    for mode in ("rev", "out", "in"):
-        yield (mode,)
-
-
 @op(
     params=(OneOf("rev", "out", "in"),),
-    generator=g_ring_colors,
+    generator=lambda ctx: ((m,) for m in ("rev", "out", "in")),
     only_if=lambda ctx: pair_cmaps(ctx) is not None,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[

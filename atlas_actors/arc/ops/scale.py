@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import CORNERS, Grid, grid_feature, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import PLAIN, Case, K, OneOf, W, op
 
 
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
@@ -124,14 +124,11 @@ def tile_t(g: Grid, ny: int, nx: int, ts: list[int]) -> Grid:
     return np.concatenate(rows, axis=0)
 
 
-def g_kron(ctx: Ctx) -> Iterator[Args]:
-    if all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
-        yield (ctx.bg, 0)
-        yield (ctx.bg, 1)
-
-
 @op(
-    params=(K.COLOR, K.FLAG), generator=g_kron, cases=[Case((0, 0), "10 00", "1000 0000 0000 0000")]
+    params=(K.COLOR, K.FLAG),
+    generator=lambda ctx: ((ctx.bg, k) for k in (0, 1)),
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
+    cases=[Case((0, 0), "10 00", "1000 0000 0000 0000")],
 )
 def kron_self(g: Grid, bg: int, invert: int) -> Grid:
     """Each non-background cell (background if ``invert``) becomes a copy of the grid."""
@@ -147,15 +144,10 @@ def kron_self(g: Grid, bg: int, invert: int) -> Grid:
     return o
 
 
-def g_upscale_by(ctx: Ctx) -> Iterator[Args]:
-    if ctx.larger and not _ratio(ctx, False):
-        yield ("ncolors", ctx.bg)
-        yield ("ncells", ctx.bg)
-
-
 @op(
     params=(OneOf("ncolors", "ncells"), K.COLOR),
-    generator=g_upscale_by,
+    generator=lambda ctx: ((m, ctx.bg) for m in ("ncolors", "ncells")),
+    only_if=lambda ctx: ctx.larger and not _ratio(ctx, False),
     cases=[Case(("ncolors", 0), "12", "1122 1122")],
 )
 def upscale_by(g: Grid, what: str, bg: int) -> Grid:
@@ -236,14 +228,12 @@ def block_factors(g: Grid) -> tuple[int, int]:
     return _block(g.shape[0], g), _block(g.shape[1], g.T)
 
 
-def g_downscale_auto(ctx: Ctx) -> Iterator[Args]:
-    if all(block_factors(s) != (1, 1) for s in ctx.train):
-        yield ()
-
-
 @op(
-    generator=g_downscale_auto,
-    only_if=lambda ctx: not (ctx.same_shape and ctx.depth == 0),
+    generator=PLAIN,
+    only_if=(
+        lambda ctx: not (ctx.same_shape and ctx.depth == 0),
+        lambda ctx: all(block_factors(s) != (1, 1) for s in ctx.train),
+    ),
     cases=[Case((), "1122 1122 3300 3300", "12 30"), Case((), "111222", "12")],
 )
 def downscale_auto(g: Grid) -> Grid:

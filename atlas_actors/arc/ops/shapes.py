@@ -22,15 +22,9 @@ from atlas_actors.arc.ops.fill import interior
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
-def g_denoise(ctx: Ctx) -> Iterator[Args]:
-    """Only erasures: every target cell is background or as in the state."""
-    for mode in ("iso4", "iso8", "sq2"):
-        yield (mode, ctx.bg)
-
-
 @op(
     params=(OneOf("iso4", "iso8", "sq2"), K.COLOR),
-    generator=g_denoise,
+    generator=lambda ctx: ((m, ctx.bg) for m in ("iso4", "iso8", "sq2")),
     only_if=lambda ctx: all(not ((t != s) & (t != ctx.bg)).any() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
