@@ -430,10 +430,8 @@ _PIECES = "55015 54055 00000 52550 55350"
         OnSelf(fits),
     ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at
-        Case((0,), _PIECES, _PICTURE)
-    ],
+    # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at
+    cases=[Case((0,), _PIECES, _PICTURE)],
 )
 def assemble_by_mark(g: Grid, bg: int) -> Grid:
     """Assemble square pieces into a 3 x 3 (9 pieces) or 2 x 2 (4 pieces) picture: the

@@ -136,10 +136,8 @@ def g_cells_map(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*GRID_FEATURES), K.TABLE, K.COLOR),
     generator=g_cells_map,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # cells with 2 coloured cells become 1, others background
-        Case(("ncells", [[2, 1]], 0), "66560 00500 55555 60566", "10 01")
-    ],
+    # cells with 2 coloured cells become 1, others background
+    cases=[Case(("ncells", [[2, 1]], 0), "66560 00500 55555 60566", "10 01")],
 )
 def cells_map(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
     """For a grid cut by separator lines into R x C cells, an R x C grid: each cell's
@@ -161,10 +159,8 @@ def cells_map(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
     generator=BG,
     when=W.SHALLOW | W.PAINTED,
     only_if=has_cells,
-    cases=[
-        # 3 x 3 cells cut by 5 lines: the two 2 cells of the middle row are joined
-        Case((0,), "05050 55555 25052 55555 05050", "05050 55555 25252 55555 05050")
-    ],
+    # 3 x 3 cells cut by 5 lines: the two 2 cells of the middle row are joined
+    cases=[Case((0,), "05050 55555 25052 55555 05050", "05050 55555 25252 55555 05050")],
 )
 def cell_connect(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into cells of one colour each, join every two
@@ -187,10 +183,8 @@ def cell_connect(g: Grid, bg: int) -> Grid:
     generator=BG,
     when=W.SHALLOW | W.PAINTED,
     only_if=has_cells,
-    cases=[
-        # two cells cut by a 5 column: the empty one gets the other's pattern
-        Case((0,), "10500 02500", "10510 02502")
-    ],
+    # two cells cut by a 5 column: the empty one gets the other's pattern
+    cases=[Case((0,), "10500 02500", "10510 02502")],
 )
 def cell_broadcast(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into equal cells, copy the one pattern found
@@ -213,10 +207,8 @@ def cell_broadcast(g: Grid, bg: int) -> Grid:
     generator=BG,
     when=W.CHANGED,
     only_if=has_cells,
-    cases=[
-        # the cell with the most cells (the right one) is filled, the left one cleared
-        Case((0,), "10522 00502", "00522 00522")
-    ],
+    # the cell with the most cells (the right one) is filled, the left one cleared
+    cases=[Case((0,), "10522 00502", "00522 00522")],
 )
 def cell_max_fill(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into cells: the cells holding the most
@@ -248,10 +240,8 @@ def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("min", "max"), K.COLOR),
     generator=g_cell_expand,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
-        Case(("min", 0), "10511 00501 55555 22533 20533", "11500 11500 55555 00500 00500")
-    ],
+    # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
+    cases=[Case(("min", 0), "10511 00501 55555 22533 20533", "11500 11500 55555 00500 00500")],
 )
 def cell_expand(g: Grid, sel: str, bg: int) -> Grid:
     """For a grid cut by separator lines into n x m cells of n x m cells each: pick the
@@ -290,11 +280,9 @@ def g_cell_template_mark(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_cell_template_mark,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the fullest cell (left) is the template: the other cell gets its missing cells in
-        # the separator colour (5)
-        Case((-1, 0), "11501 10500", "11551 10550")
-    ],
+    # the fullest cell (left) is the template: the other cell gets its missing cells in
+    # the separator colour (5)
+    cases=[Case((-1, 0), "11501 10500", "11551 10550")],
 )
 def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
     """For a grid cut by separator lines into equal cells: the cell holding the most
@@ -344,11 +332,9 @@ def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
         int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom
-        # right cell; the rest is cleared
-        Case((4, 0), "10500 04520 55555 30500 00506", "00500 00500 55555 00510 00504")
-    ],
+    # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom
+    # right cell; the rest is cleared
+    cases=[Case((4, 0), "10500 04520 55555 30500 00506", "00500 00500 55555 00510 00504")],
 )
 def cell_key_place(g: Grid, k: int, bg: int) -> Grid:
     """For a grid cut by separator lines into n x m cells of n x m cells each: the one
@@ -411,11 +397,9 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
     params=(K.RIGIDS, K.COLOR),
     generator=g_panel_transforms,
     when=W.SAME_SHAPE | W.FIRST,
-    cases=[
-        # panels cut by the 5 column: the second is the first mirrored left-right, the
-        # third the first turned a half turn
-        Case(([0, 4, 2], 0), "12500500 30500500", "12521503 30503521")
-    ],
+    # panels cut by the 5 column: the second is the first mirrored left-right, the
+    # third the first turned a half turn
+    cases=[Case(([0, 4, 2], 0), "12500500 30500500", "12521503 30503521")],
 )
 def panel_transforms(g: Grid, ts: list[int], bg: int) -> Grid:
     """The grid is cut into panels by full separator lines of one colour; panel ``i``
@@ -569,9 +553,9 @@ def g_fill_panels_by_place(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_fill_panels_by_place,
     when=W.SAME_SHAPE | W.FIRST,
+    # 3 x 3 panels cut by 5 lines: the first panel painted 1, the middle one 2, the
+    # last one 3 (keys 4 * row class + column class)
     cases=[
-        # 3 x 3 panels cut by 5 lines: the first panel painted 1, the middle one 2, the
-        # last one 3 (keys 4 * row class + column class)
         Case(
             ([[0, 1], [5, 2], [10, 3]], 0),
             "05050 55555 05050 55555 05750",

@@ -350,10 +350,8 @@ def swap_other(g: Grid, a: int, bg: int) -> Grid:
         for s, t in ctx.pairs
     ),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the lone 4 cell is the palette: the 2 shape turns 4 and the 4 cell goes
-        Case((0,), "2200 0200 0004", "4400 0400 0000")
-    ],
+    # the lone 4 cell is the palette: the 2 shape turns 4 and the 4 cell goes
+    cases=[Case((0,), "2200 0200 0004", "4400 0400 0000")],
 )
 def recolor_by_dot(g: Grid, bg: int) -> Grid:
     """A palette cell: the one colour found only as a single isolated cell (no
@@ -390,10 +388,8 @@ def g_merge_touching(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR, K.COLOR_OR_NONE, K.COLOR),
     generator=g_merge_touching,
     when=W.SHALLOW | W.SAME_SHAPE,
-    cases=[
-        # the 3 touching a 2 turns 8 and the 2 goes; the lone 3 stays
-        Case((3, 2, 8, 0), "320 000 302", "800 000 302")
-    ],
+    # the 3 touching a 2 turns 8 and the 2 goes; the lone 3 stays
+    cases=[Case((3, 2, 8, 0), "320 000 302", "800 000 302")],
 )
 def merge_touching(g: Grid, a: int, b: int, c: int, bg: int) -> Grid:
     """Where a cell of colour ``a`` touches (4-neighbour) a cell of colour ``b``, the
@@ -578,10 +574,8 @@ _TOP_OUT = "1112 1127 7121"
     params=(K.COUNT, K.COLOR),
     generator=g_keep_top_colors,
     when=W.CHANGED,
-    cases=[
-        # 1 and 2 are the commonest; 3 and 4 become 7
-        Case((2, 7), _TOP_IN, _TOP_OUT)
-    ],
+    # 1 and 2 are the commonest; 3 and 4 become 7
+    cases=[Case((2, 7), _TOP_IN, _TOP_OUT)],
 )
 def keep_top_colors(g: Grid, k: int, c: int) -> Grid:
     """Keep the ``k`` commonest colours (every colour counted, ties to the smaller)

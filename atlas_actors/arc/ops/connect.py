@@ -210,10 +210,8 @@ def g_bridge(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_bridge,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
-        Case((8, 1, 0), "2220 0000 0000 7777", "2220 0800 0800 7777")
-    ],
+    # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
+    cases=[Case((8, 1, 0), "2220 0000 0000 7777", "2220 0800 0800 7777")],
 )
 def bridge(g: Grid, c: int, inset: int, bg: int) -> Grid:
     """Join every two objects (one colour, 4-connected) that face each other across
@@ -261,10 +259,8 @@ def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, OneOf("h", "v", "hv"), K.COLOR),
     generator=g_meet_middle,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # 1 and 2 grow toward each other and meet at a 5
-        Case((5, "h", 0), "1000002 0000000", "1115222 0000000")
-    ],
+    # 1 and 2 grow toward each other and meet at a 5
+    cases=[Case((5, "h", 0), "1000002 0000000", "1115222 0000000")],
 )
 def meet_middle(g: Grid, c: int, axis: str, bg: int) -> Grid:
     """Two single cells facing each other across background in a row (``axis`` h), a

@@ -439,11 +439,9 @@ _PLUS_OUT = "010000 111000 010000 000020 000222 000020"
     params=(K.COUNT, K.COLOR),
     generator=g_complete_copies,
     when=W.SHALLOW,
-    cases=[
-        # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
-        # it finishes it
-        Case((1, 0), _PLUS_IN, _PLUS_OUT)
-    ],
+    # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
+    # it finishes it
+    cases=[Case((1, 0), _PLUS_IN, _PLUS_OUT)],
 )
 def complete_copies(g: Grid, reach: int, bg: int) -> Grid:
     """Damaged copies of one shape repaired: objects are same-colour groups (cells

@@ -522,10 +522,8 @@ def g_count_colors_grid(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COUNT, K.COUNT, K.COLOR),
     generator=g_count_colors_grid,
-    cases=[
-        # two colours (background included) -> the table's diagonal, cells not listed 0
-        Case(([[1000, 5], [2000, 5], [2003, 5]], 2, 2, 0), "33 34", "50 05")
-    ],
+    # two colours (background included) -> the table's diagonal, cells not listed 0
+    cases=[Case(([[1000, 5], [2000, 5], [2003, 5]], 2, 2, 0), "33 34", "50 05")],
 )
 def count_colors_grid(g: Grid, table: list[list[int]], h: int, w: int, bg: int) -> Grid:
     """The ``h`` x ``w`` grid that ``table`` stores for the number of distinct colours

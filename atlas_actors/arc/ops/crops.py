@@ -351,10 +351,8 @@ def _largest_rect(m: Grid) -> tuple[int, int, int, int, int]:
         2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1] for s, t in ctx.pairs
     ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise
-        Case((), "12356 74442 34149 84441 26135", "444 414 444")
-    ],
+    # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise
+    cases=[Case((), "12356 74442 34149 84441 26135", "444 414 444")],
 )
 def crop_solid_rect(g: Grid) -> Grid:
     """Crop the largest rectangle of one colour, stray cells inside it allowed (a cell

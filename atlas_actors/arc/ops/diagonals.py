@@ -178,10 +178,8 @@ def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
     generator=BG,
     only_if=lambda ctx: all((t != ctx.bg).all() for t in ctx.targets),
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # colours repeat along anti-diagonals with period 3
-        Case((0,), "100 200 300", "123 231 312")
-    ],
+    # colours repeat along anti-diagonals with period 3
+    cases=[Case((0,), "100 200 300", "123 231 312")],
 )
 def diag_period_fill(g: Grid, bg: int) -> Grid:
     """Fill the background so that every diagonal (anti-diagonal first, then main) has
@@ -222,10 +220,8 @@ def g_diag_bounce(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_diag_bounce,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 8 segment continues up-right in 3, bounces off the 2 wall and goes up-left
-        Case((3, 0), "0002 0002 0002 0802 8002", "3002 0302 0032 0802 8002")
-    ],
+    # the 8 segment continues up-right in 3, bounces off the 2 wall and goes up-left
+    cases=[Case((3, 0), "0002 0002 0002 0802 8002", "3002 0302 0032 0802 8002")],
 )
 def diag_bounce(g: Grid, c: int, bg: int) -> Grid:
     """Continue every diagonal segment (an object of one colour, 8-connected, at least
@@ -293,10 +289,8 @@ _DIAG_OUT = "22000 22000 00200 00020 30002"
 @op(
     params=(K.COLOR,),
     generator=g_connect_corners_diag,
-    cases=[
-        # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
-        Case((0,), _DIAG_IN, _DIAG_OUT)
-    ],
+    # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
+    cases=[Case((0,), _DIAG_IN, _DIAG_OUT)],
 )
 def connect_corners_diag(g: Grid, bg: int) -> Grid:
     """Join every two objects (8-connected, one colour) of one colour whose bounding

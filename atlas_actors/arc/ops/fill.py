@@ -269,10 +269,8 @@ def fill_corners(g: Grid, c: int, bg: int) -> Grid:
     generator=BG,
     only_if=lambda ctx: all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs),
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
-        Case((0,), "88888 23008 88888 00008", "88888 23238 88888 00008")
-    ],
+    # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
+    cases=[Case((0,), "88888 23008 88888 00008", "88888 23238 88888 00008")],
 )
 def flood_alternate(g: Grid, bg: int) -> Grid:
     """Two seed colours sit on the two parities of a checkerboard ((row + column) % 2)
@@ -324,8 +322,8 @@ def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_frame_in_markers,
     when=W.PAINTED | W.SHALLOW,
+    # an outline of the object's colour one cell inside the four markers
     cases=[
-        # an outline of the object's colour one cell inside the four markers
         Case(
             (-1, 0),
             "005000 000000 500005 000000 000000 005033",
@@ -422,10 +420,8 @@ _DOTS_OUT = "33000 33000 00055 77055"
 @op(
     params=(K.COLOR,),
     generator=g_dot_to_corner,
-    cases=[
-        # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
-        Case((0,), _DOTS_IN, _DOTS_OUT)
-    ],
+    # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
+    cases=[Case((0,), _DOTS_IN, _DOTS_OUT)],
 )
 def dot_to_corner(g: Grid, bg: int) -> Grid:
     """Every one-cell object (8-connected) grows into the rectangle from it to the

@@ -361,10 +361,8 @@ def g_center_in(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_center_in,
     when=W.SHALLOW,
-    cases=[
-        # the 2 shape moves to the centre of the box of the 3 markers
-        Case((3, 0), "32003 02000 02000 00000 30003", "30003 00200 00200 00200 30003")
-    ],
+    # the 2 shape moves to the centre of the box of the 3 markers
+    cases=[Case((3, 0), "32003 02000 02000 00000 30003", "30003 00200 00200 00200 30003")],
 )
 def center_in(g: Grid, c: int, bg: int) -> Grid:
     """Move everything that is neither background nor colour ``c`` (as one rigid
@@ -398,8 +396,8 @@ def center_in(g: Grid, c: int, bg: int) -> Grid:
         0 < int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),
     when=W.SAME_SHAPE | W.SHALLOW,
+    # each dot lands on the nearest cell of the 8 block, the rest of the block goes
     cases=[
-        # each dot lands on the nearest cell of the 8 block, the rest of the block goes
         Case((0,), "10000 00000 00880 00880 00000 00002", "00000 00000 00100 00020 00000 00000")
     ],
 )

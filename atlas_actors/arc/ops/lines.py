@@ -67,10 +67,8 @@ def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
     params=(K.COLOR,),
     generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the diagonal tail of the square is continued to the edge
-        Case((0,), "3300 3300 0030 0000", "3300 3300 0030 0003")
-    ],
+    # the diagonal tail of the square is continued to the edge
+    cases=[Case((0,), "3300 3300 0030 0000", "3300 3300 0030 0003")],
 )
 def extend_ends(g: Grid, bg: int) -> Grid:
     """Continue lines: every non-background cell with exactly one non-background

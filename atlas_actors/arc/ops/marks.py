@@ -26,10 +26,8 @@ from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
         (s[s != t] != ctx.bg).all() and (t[s != t] != ctx.bg).all() for s, t in ctx.pairs
     ),
     when=W.CHANGED,
-    cases=[
-        # the 6 marks the block cell it faces; the 9 faces nothing
-        Case((0,), "0000 6088 0088 9000", "0000 6068 0088 9000")
-    ],
+    # the 6 marks the block cell it faces; the 9 faces nothing
+    cases=[Case((0,), "0000 6088 0088 9000", "0000 6068 0088 9000")],
 )
 def mark_contact(g: Grid, bg: int) -> Grid:
     """Every single cell looks along its row and column: the first cell of a bigger
@@ -117,10 +115,8 @@ def g_midpoint_mark(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("dot", "plus"), K.COLOR, K.COLOR),
     generator=g_midpoint_mark,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # a plus of 3 halfway between the two 1s in a row
-        Case(("plus", 3, 0), "00000 10001 00000", "00300 13331 00300")
-    ],
+    # a plus of 3 halfway between the two 1s in a row
+    cases=[Case(("plus", 3, 0), "00000 10001 00000", "00300 13331 00300")],
 )
 def midpoint_mark(g: Grid, shape: str, c: int, bg: int) -> Grid:
     """Mark with ``c`` the midpoint of every two same-coloured single cells that share
@@ -158,10 +154,8 @@ def g_border_marks(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_border_marks,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # each cup drops a 4 onto the bottom row below its centre; the 2-wide bar has none
-        Case(("down", 4, 0), "666033 606000 000000", "666033 606000 040000")
-    ],
+    # each cup drops a 4 onto the bottom row below its centre; the 2-wide bar has none
+    cases=[Case(("down", 4, 0), "666033 606000 000000", "666033 606000 040000")],
 )
 def border_marks(g: Grid, side: str, c: int, bg: int) -> Grid:
     """Drop a mark of colour ``c`` from every object (8-connected, one colour) onto the
@@ -198,10 +192,8 @@ def g_mark_crossings(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_mark_crossings,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # a full row of 2 crosses a full column of 3: a ring of 4 around the crossing
-        Case((4, 0), "0300 2222 0300 0300", "4440 4242 4440 0300")
-    ],
+    # a full row of 2 crosses a full column of 3: a ring of 4 around the crossing
+    cases=[Case((4, 0), "0300 2222 0300 0300", "4440 4242 4440 0300")],
 )
 def mark_crossings(g: Grid, c: int, bg: int) -> Grid:
     """Where a full row and a full column of non-background cells cross, paint the 8

@@ -34,10 +34,8 @@ def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
     generator=BG,
     only_if=OnSelf(_fits_recolored),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
-        Case((0,), "04000 44200 04200", "04400 44440 04400")
-    ],
+    # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
+    cases=[Case((0,), "04000 44200 04200", "04400 44440 04400")],
 )
 def mirror_marker(g: Grid, bg: int) -> Grid:
     """Objects (8-connected) of two colours: the commoner colour is the shape, the other
@@ -161,11 +159,9 @@ def mirror_across(g: Grid, c: int, keep: int, bg: int) -> Grid:
     generator=BG,
     only_if=lambda ctx: all((s[s != ctx.bg] == t[s != ctx.bg]).all() for s, t in ctx.pairs),
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left
-        # corner in 3 (diagonal marker)
-        Case((0,), "0000000 0300000 0011200 0010000", "0300000 3300000 0011220 0010020")
-    ],
+    # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left
+    # corner in 3 (diagonal marker)
+    cases=[Case((0,), "0000000 0300000 0011200 0010000", "0300000 3300000 0011220 0010020")],
 )
 def mirror_to_markers(g: Grid, bg: int) -> Grid:
     """Each object (8-connected, several colours) is a body (its commonest colour)
@@ -220,10 +216,8 @@ _CROSS_OUT = "10801 30803 88888 30803 10801"
 @op(
     params=(K.COLOR,),
     generator=g_mirror_cross,
-    cases=[
-        # reflected across the 8 row, the 8 column and both
-        Case((0,), _CROSS_IN, _CROSS_OUT)
-    ],
+    # reflected across the 8 row, the 8 column and both
+    cases=[Case((0,), _CROSS_IN, _CROSS_OUT)],
 )
 def mirror_cross(g: Grid, bg: int) -> Grid:
     """A full row and a full column of one colour are two mirrors: every other

@@ -47,10 +47,8 @@ def move_by_size(g: Grid, d: str, bg: int) -> Grid:
     generator=BG,
     when=W.SHALLOW | W.GROWS,
     only_if=OnSelf(fits),
-    cases=[
-        # the box stretches down to the 8 marker, its middle row repeating
-        Case((0,), "111 161 111 000 080", "111 161 161 161 111")
-    ],
+    # the box stretches down to the 8 marker, its middle row repeating
+    cases=[Case((0,), "111 161 111 000 080", "111 161 161 161 111")],
 )
 def stretch_to_dot(g: Grid, bg: int) -> Grid:
     """Stretch the one bigger object toward the one single cell beside its box until
@@ -105,10 +103,8 @@ def g_step_toward(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_step_toward,
     when=W.SHALLOW | W.SAME_SHAPE,
-    cases=[
-        # the 3 steps diagonally toward the 4
-        Case((3, 4, 0), "300 000 004", "000 030 004")
-    ],
+    # the 3 steps diagonally toward the 4
+    cases=[Case((3, 4, 0), "300 000 004", "000 030 004")],
 )
 def step_toward(g: Grid, a: int, b: int, bg: int) -> Grid:
     """Move the cells of colour ``a`` one step (diagonal allowed) toward the centre of
@@ -319,10 +315,8 @@ _STEP_OUT = "00000 00000 00440 00440 00000"
     params=(K.COLOR, K.COLOR),
     generator=g_step_to_marker,
     when=W.CHANGED,
-    cases=[
-        # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
-        Case((8, 0), _STEP_IN, _STEP_OUT)
-    ],
+    # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
+    cases=[Case((8, 0), _STEP_IN, _STEP_OUT)],
 )
 def step_to_marker(g: Grid, m: int, bg: int) -> Grid:
     """Markers of colour ``m`` sit in a corner of an object's bounding box (objects

@@ -366,10 +366,8 @@ def g_recolor_extremes(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*_FEATS), K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_recolor_extremes,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # tallest bar -> 1, shortest -> 2, the rest erased
-        Case(("height", 1, 2, 0, 0), "50000 50500 50505", "10000 10000 10002")
-    ],
+    # tallest bar -> 1, shortest -> 2, the rest erased
+    cases=[Case(("height", 1, 2, 0, 0), "50000 50500 50505", "10000 10000 10002")],
 )
 def recolor_extremes(g: Grid, feature: str, cmax: int, cmin: int, crest: int, bg: int) -> Grid:
     """Objects (4-connected, one colour) with the largest ``feature`` become ``cmax``,
@@ -420,10 +418,8 @@ def g_recolor_if(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*_FEATS), K.INTS, K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.CONN, K.COLOR),
     generator=g_recolor_if,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # objects of size 2 -> 3, others -> 1
-        Case(("size", [2], 3, 1, 8, 0), "5505 0005 5005", "3301 0001 1001")
-    ],
+    # objects of size 2 -> 3, others -> 1
+    cases=[Case(("size", [2], 3, 1, 8, 0), "5505 0005 5005", "3301 0001 1001")],
 )
 def recolor_if(
     g: Grid, feature: str, values: list[int], cyes: int, cno: int, conn: int, bg: int
@@ -475,10 +471,8 @@ def g_halo_if(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*_FEATS), K.INTS, K.COLOR, K.COLOR),
     generator=g_halo_if,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # only the domino gets an outline
-        Case(("size", [2], 3, 0), "00000 02200 00000 00002", "33330 32230 33330 00002")
-    ],
+    # only the domino gets an outline
+    cases=[Case(("size", [2], 3, 0), "00000 02200 00000 00002", "33330 32230 33330 00002")],
 )
 def halo_if(g: Grid, feature: str, values: list[int], c: int, bg: int) -> Grid:
     """Outline with ``c`` (the background cells among the 8 neighbours) every object
@@ -516,11 +510,9 @@ _SQ_OUT = "0220555 2112000 2112000 0222020 0023332 0003030 0023332"
     params=(K.COLOR, K.COLOR),
     generator=g_square_ticks,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the 2x2 block and the 3x3 ring are square outlines (ticks off the grid dropped);
-        # the 5 bar is not
-        Case((2, 0), _SQ_IN, _SQ_OUT)
-    ],
+    # the 2x2 block and the 3x3 ring are square outlines (ticks off the grid dropped);
+    # the 5 bar is not
+    cases=[Case((2, 0), _SQ_IN, _SQ_OUT)],
 )
 def square_ticks(g: Grid, c: int, bg: int) -> Grid:
     """Every object (4-connected, one colour) that is exactly the outline of a square

@@ -168,10 +168,8 @@ def fold(g: Grid, axis: str, bg: int) -> Grid:
     generator=BG,
     when=W.SHALLOW | W.SAME_SHAPE,
     only_if=OnSelf(fits),
-    cases=[
-        # the 3 row band lies on top of the 8 column band: the 8 band goes on top
-        Case((0,), "080 333 080", "080 383 080")
-    ],
+    # the 3 row band lies on top of the 8 column band: the 8 band goes on top
+    cases=[Case((0,), "080 333 080", "080 383 080")],
 )
 def cross_swap(g: Grid, bg: int) -> Grid:
     """Where a full-width band of rows crosses a full-height band of columns, put the
@@ -425,10 +423,8 @@ def _place_templates(src: Grid, dst: Grid) -> Grid:
         )
     ),
     when=W.FIRST,
-    cases=[
-        # the 1-2 template of the left half moves onto the loose 2 of the right half
-        Case((), "88880000 81280000 88880002", "0000 0000 0012")
-    ],
+    # the 1-2 template of the left half moves onto the loose 2 of the right half
+    cases=[Case((), "88880000 81280000 88880002", "0000 0000 0012")],
 )
 def place_halves(g: Grid) -> Grid:
     """The grid is two halves (left/right or top/bottom) with different background

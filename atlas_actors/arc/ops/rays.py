@@ -420,11 +420,9 @@ def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid
     params=(K.COLOR,),
     generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5
-        # has no wall of its colour
-        Case((0,), "10000 10200 10015 10000 22222", "10000 10200 11215 10200 22222")
-    ],
+    # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5
+    # has no wall of its colour
+    cases=[Case((0,), "10000 10200 10015 10000 22222", "10000 10200 11215 10200 22222")],
 )
 def ray_to_wall(g: Grid, bg: int) -> Grid:
     """Full lines (rows or columns that one non-background colour covers at least

@@ -37,10 +37,8 @@ def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
     params=(K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=g_fill_squares,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # greedy 2x2 windows of 0 in reading order, never overlapping
-        Case((2, 2, 0, 4), "0005 0005 5005", "4405 4405 5005")
-    ],
+    # greedy 2x2 windows of 0 in reading order, never overlapping
+    cases=[Case((2, 2, 0, 4), "0005 0005 5005", "4405 4405 5005")],
 )
 def fill_squares(g: Grid, kh: int, kw: int, e: int, c: int) -> Grid:
     """Paint with ``c`` the ``kh`` x ``kw`` windows made only of colour ``e``, taken

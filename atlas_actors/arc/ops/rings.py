@@ -133,8 +133,8 @@ _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
     generator=BG,
     only_if=(lambda ctx: all(int((s != ctx.bg).sum()) == 3 for s in ctx.states), OnSelf(fits)),
     when=W.PAINTED | W.SHALLOW,
+    # three 5s two apart on a diagonal: rings every 2 cells around the middle one
     cases=[
-        # three 5s two apart on a diagonal: rings every 2 cells around the middle one
         Case(
             (0,),
             [[5 if y == x and y in (2, 4, 6) else 0 for x in range(9)] for y in range(9)],
@@ -222,10 +222,8 @@ def g_nest_colors(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR,),
     generator=g_nest_colors,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 2 ring and the 5 dot nest concentrically
-        Case((0,), "22200 20205 22200", "222 252 222")
-    ],
+    # the 2 ring and the 5 dot nest concentrically
+    cases=[Case((0,), "22200 20205 22200", "222 252 222")],
 )
 def nest_colors(g: Grid, bg: int) -> Grid:
     """Nest the colours concentrically: the output is as big as the largest bounding
@@ -350,10 +348,8 @@ _CUT = "0000000 3000300 3303300 0000000 0000001"
         for s, t in ctx.pairs
     ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
-        Case((0,), _CUT, _NESTED)
-    ],
+    # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
+    cases=[Case((0,), _CUT, _NESTED)],
 )
 def nest_complete(g: Grid, bg: int) -> Grid:
     """Nest the colours concentrically, like ``nest_colors``, when some shapes are cut
@@ -399,10 +395,8 @@ _NEST_OUT = "11111 12221 12321 12221 11111"
     params=(K.COLOR,),
     generator=g_nest_by_count,
     when=W.SHALLOW,
-    cases=[
-        # three 1s, two 2s, one 3: 1 outermost
-        Case((0,), _NEST_IN, _NEST_OUT)
-    ],
+    # three 1s, two 2s, one 3: 1 outermost
+    cases=[Case((0,), _NEST_IN, _NEST_OUT)],
 )
 def nest_by_count(g: Grid, bg: int) -> Grid:
     """The colours other than ``bg`` as concentric square rings one cell thick, the

@@ -530,10 +530,8 @@ _PATCH_IN = "00000 03344 03044 05560 05566"
     params=(K.COLOR,),
     generator=g_block_pixels,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
-        Case((0,), _PATCH_IN, "34 56")
-    ],
+    # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
+    cases=[Case((0,), _PATCH_IN, "34 56")],
 )
 def block_pixels(g: Grid, bg: int) -> Grid:
     """A patchwork of (noisy) solid blocks summarised one cell per block: the
@@ -574,10 +572,8 @@ _KRON_OUT = "1002 0100 0010 0001"
     generator=g_kron_own,
     only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
     when=W.SHALLOW,
-    cases=[
-        # every cell becomes a block showing where its own colour is
-        Case((0,), _KRON_IN, _KRON_OUT)
-    ],
+    # every cell becomes a block showing where its own colour is
+    cases=[Case((0,), _KRON_IN, _KRON_OUT)],
 )
 def kron_own(g: Grid, bg: int) -> Grid:
     """A fractal by colour: every non-background cell of colour k becomes an h x w

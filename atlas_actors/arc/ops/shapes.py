@@ -86,10 +86,8 @@ def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_half_recolor,
     when=W.SHALLOW | W.SAME_SHAPE,
-    cases=[
-        # the lower half of each bar turns 8; the odd middle cell stays
-        Case(("down", 8, 0), "200 202 202 202", "200 202 802 808")
-    ],
+    # the lower half of each bar turns 8; the odd middle cell stays
+    cases=[Case(("down", 8, 0), "200 202 202 202", "200 202 802 808")],
 )
 def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
     """Recolour with ``c`` the half of each object (one colour, 4-connected) on one
@@ -135,10 +133,8 @@ def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_alternate_cells,
     when=W.SHALLOW | W.SAME_SHAPE,
-    cases=[
-        # every second cell of the diagonal line turns 4
-        Case((10, 4, 0), "2000 0200 0020 0002", "2000 0400 0020 0004")
-    ],
+    # every second cell of the diagonal line turns 4
+    cases=[Case((10, 4, 0), "2000 0200 0020 0002", "2000 0400 0020 0004")],
 )
 def alternate_cells(g: Grid, a: int, c: int, bg: int) -> Grid:
     """Recolour every second cell (the 2nd, 4th, ...) of each object of colour ``a``
@@ -252,10 +248,8 @@ def g_recolor_topology(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_recolor_topology,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
-        Case(([[20, 2], [21, 1]], 0), "303 303 330", "102 102 110")
-    ],
+    # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
+    cases=[Case(([[20, 2], [21, 1]], 0), "303 303 330", "102 102 110")],
 )
 def recolor_topology(g: Grid, table: list[list[int]], bg: int) -> Grid:
     """Recolour each object (4-connected, one colour) by ``table`` entries
@@ -285,10 +279,8 @@ def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR,),
     generator=g_erase_contained,
     when=W.CHANGED,
-    cases=[
-        # the 2 inside the 1 frame's box goes; the 3 outside stays
-        Case((0,), "11110 10210 11113 00000", "11110 10010 11113 00000")
-    ],
+    # the 2 inside the 1 frame's box goes; the 3 outside stays
+    cases=[Case((0,), "11110 10210 11113 00000", "11110 10010 11113 00000")],
 )
 def erase_contained(g: Grid, bg: int) -> Grid:
     """Erase every object (8-connected, one colour) lying wholly inside the bounding box
@@ -327,10 +319,8 @@ def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
     generator=g_dot_paint_touching,
     only_if=lambda ctx: not any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs),
     when=W.CHANGED,
-    cases=[
-        # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
-        Case((5, 0), "5500 0205 0005 3000", "2200 0005 0005 0000")
-    ],
+    # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
+    cases=[Case((5, 0), "5500 0205 0005 3000", "2200 0005 0005 0000")],
 )
 def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
     """Every single cell (an 8-connected one-colour object of one cell) not of colour
@@ -417,10 +407,8 @@ _PATH_OUT = "4320 0010 5000"
     generator=g_reverse_path,
     only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
-    cases=[
-        # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
-        Case((0,), _PATH_IN, _PATH_OUT)
-    ],
+    # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
+    cases=[Case((0,), _PATH_IN, _PATH_OUT)],
 )
 def reverse_path(g: Grid, bg: int) -> Grid:
     """Every object (4-connected, any colours) that is a simple path of two cells or

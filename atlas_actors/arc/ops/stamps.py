@@ -108,10 +108,8 @@ NEIGHBOURHOODS = ("n4", "n8", "n4count", "n8count", "rays4", "rays4any", "nsets"
     params=(OneOf(*NEIGHBOURHOODS), K.TABLE, K.COLOR),
     generator=g_local_rule,
     when=W.CHANGED | W.NOT_TINY,
-    cases=[
-        # cells of colour 0 with exactly 2 non-background 4-neighbours become 5: key 0*11+2
-        Case(("n4count", [[2, 5]], 0), "101 000", "151 000")
-    ],
+    # cells of colour 0 with exactly 2 non-background 4-neighbours become 5: key 0*11+2
+    cases=[Case(("n4count", [[2, 5]], 0), "101 000", "151 000")],
 )
 def local_rule(g: Grid, fs: str, table: list[list[int]], bg: int) -> Grid:
     """Recolour each cell whose neighbourhood key (``cell_keys``) is in ``table``."""
@@ -177,11 +175,9 @@ def g_stamp(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_stamp,
     when=W.SAME_SHAPE | W.FIRST,
-    cases=[
-        # colour 1 paints 4 above and below itself (keys 1*25 + 1*5 + 2, 1*25 + 3*5 + 2),
-        # colour 2 turns into 6 (key 2*25 + 12)
-        Case(([[32, 4], [42, 4], [62, 6]], 0), "000 012 000", "040 016 040")
-    ],
+    # colour 1 paints 4 above and below itself (keys 1*25 + 1*5 + 2, 1*25 + 3*5 + 2),
+    # colour 2 turns into 6 (key 2*25 + 12)
+    cases=[Case(([[32, 4], [42, 4], [62, 6]], 0), "000 012 000", "040 016 040")],
 )
 def stamp(g: Grid, table: list[list[int]], bg: int) -> Grid:
     """Paint a fixed pattern around every cell of a colour: an entry ``[key, v]`` with
@@ -224,10 +220,8 @@ def g_stamp_markers(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_stamp_markers,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the 1 x 3 template (left of the 5 separator) is stamped centred on each 1
-        Case((1, 0), "2345000 0005010 0005001", "2345000 0005234 0005023")
-    ],
+    # the 1 x 3 template (left of the 5 separator) is stamped centred on each 1
+    cases=[Case((1, 0), "2345000 0005010 0005001", "2345000 0005234 0005023")],
 )
 def stamp_markers(g: Grid, m: int, bg: int) -> Grid:
     """Copy the template centred on every marker cell (colour ``m``). The template is
@@ -312,9 +306,9 @@ def g_role_stamp(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_role_stamp,
     when=W.PAINTED | W.SHALLOW,
+    # each object grows diagonal corners in its centre's colour and a cell two to the
+    # right in its other colour (the colours differ per object; the lone 5 has none)
     cases=[
-        # each object grows diagonal corners in its centre's colour and a cell two to the
-        # right in its other colour (the colours differ per object; the lone 5 has none)
         Case(
             ([[16, 0], [32, 0], [26, 1]], 0),
             "0000000 0272000 0000000 0000000 0000050",

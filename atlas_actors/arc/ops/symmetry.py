@@ -329,10 +329,8 @@ _SHOWN = "060060 660066 066660"
     params=(OneOf("h", "v", "hv", "rot", "diag"), K.COLOR),
     generator=g_unocclude,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the solid 1 rectangle hides the right part of a left-right symmetric figure
-        Case(("h", 0), _HID, _SHOWN)
-    ],
+    # the solid 1 rectangle hides the right part of a left-right symmetric figure
+    cases=[Case(("h", 0), _HID, _SHOWN)],
 )
 def unocclude(g: Grid, kind: str, bg: int) -> Grid:
     """Show what a solid rectangle hides: the one colour that forms a solid rectangle

@@ -242,10 +242,8 @@ def paint_template(g: Grid, mode: str, keep: int, conn: int, bg: int) -> Grid:
     params=(K.COLOR,),
     generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
-        Case((0,), "48400 00000 40400 00000 00080", "48400 00000 48400 00000 00484")
-    ],
+    # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
+    cases=[Case((0,), "48400 00000 40400 00000 00080", "48400 00000 48400 00000 00484")],
 )
 def complete_templates(g: Grid, bg: int) -> Grid:
     """Complete partial copies of templates. The multicolour objects (8-connected) are
@@ -447,8 +445,8 @@ def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
     generator=g_cell_fit_templates,
     only_if=lambda ctx: has_cells(ctx),
     when=W.FIRST | W.PAINTED,
+    # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
     cases=[
-        # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
         Case(
             ("id", 0),
             "2515050 5555555 0505050 5555555 0505250",
