@@ -159,4 +159,4 @@ only reached by mutation or the search's finishers)."""
 
 GENERATORS: dict[str, Generator] = {s.name: s.arguments for s in GENERATED}
 """Op name -> its inferred argument tuples for a state (none unless the op's ``when``
-holds), in the order the search tries them."""
+flags and ``only_if`` tests hold), in the order the search tries them."""
