@@ -58,6 +58,30 @@ class OnSelf:
     test: Callable[[Ctx, Callable[..., Any], int], bool]
 
 
+@dataclass(frozen=True)
+class Fitting:
+    """A generator that tries the op itself: of the argument tuples ``candidates(ctx)``
+    yields, those with which ``test(ctx, the op's function, *args)`` holds (only the
+    first when ``first``), e.g. ``@op(generator=Fitting(fits, lambda ctx: ((k, ctx.bg)
+    for k in (8, 4)), first=True))``."""
+
+    test: Callable[..., bool]
+    candidates: Generator
+    first: bool = False
+
+    def of(self, fn: Callable[..., Any]) -> Generator:
+        """The generator for the op whose function is ``fn``."""
+
+        def run(ctx: Ctx) -> Iterator[Args]:
+            for args in self.candidates(ctx):
+                if self.test(ctx, fn, *args):
+                    yield args
+                    if self.first:
+                        return
+
+        return run
+
+
 def background(ctx: Ctx) -> Iterator[Args]:
     """The generator of an op whose one parameter is the background colour."""
     yield (ctx.bg,)
@@ -267,7 +291,7 @@ def op(
     *,
     params: tuple[ParamKind, ...] = (),
     name: str | None = None,
-    generator: Generator | None = None,
+    generator: Generator | Fitting | None = None,
     no_generator: str = "",
     cases: Iterable[Case] = (),
     when: When = When.ALWAYS,
@@ -293,6 +317,7 @@ def op(
             raise ValueError(f"{where}: give a generator or the reason for none, not both")
         if (when or only_if) and generator is None:
             raise ValueError(f"{where}: when= and only_if= are conditions of the generator")
+        gen = generator.of(fn) if isinstance(generator, Fitting) else generator
         checks = tuple(
             (lambda ctx, t=c.test: t(ctx, fn, ctx.bg)) if isinstance(c, OnSelf) else c
             for c in (only_if if isinstance(only_if, tuple) else (only_if,))
@@ -302,7 +327,7 @@ def op(
             fn,
             kinds,
             fn.__module__.rpartition(".")[2],
-            guarded(generator, checks) if generator and checks else generator,
+            guarded(gen, checks) if gen and checks else gen,
             no_generator,
             tuple(cases),
             when,

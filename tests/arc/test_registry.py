@@ -14,6 +14,7 @@ from atlas_actors.arc import OPS
 from atlas_actors.arc.infer import Ctx
 from atlas_actors.arc.registry import (
     Case,
+    Fitting,
     K,
     OneOf,
     declared,
@@ -118,3 +119,24 @@ def test_declared_conditions_gate_the_generator() -> None:
     assert list(OPS["snap_to_wall"].arguments(_one_pair(case.grid, case.want))) == [(0,)]
     gains = [[9] * len(row) for row in case.want]
     assert list(OPS["snap_to_wall"].arguments(_one_pair(case.grid, gains))) == []
+
+
+def test_fitting_yields_the_candidates_with_which_the_op_itself_fits() -> None:
+    """The test gets the context, the op's own function and each candidate tuple."""
+    seen: list[tuple[Any, ...]] = []
+
+    def test(ctx: Any, fn: Any, *args: Any) -> bool:
+        seen.append(args)
+        return bool(fn(*args))
+
+    def candidates(ctx: Any) -> Iterator[tuple[Any, ...]]:
+        yield from [(0,), (1,), (2,), (3,)]
+
+    def odd(k: int) -> bool:
+        return k % 2 == 1
+
+    assert list(Fitting(test, candidates).of(odd)(None)) == [(1,), (3,)]
+    assert seen == [(0,), (1,), (2,), (3,)]
+    seen.clear()
+    assert list(Fitting(test, candidates, first=True).of(odd)(None)) == [(1,)]
+    assert seen == [(0,), (1,)]

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, d4_cells, rigid_transform, role_color
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
@@ -18,17 +18,9 @@ def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(zip((ys - ys.min()).tolist(), (xs - xs.min()).tolist(), strict=True)))
 
 
-def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, the same colour counts, and some cells changed (things moved)."""
-    for turns in ("id", "d4"):
-        if fits(ctx, pieces_into_holes, turns, ctx.bg):
-            yield (turns, ctx.bg)
-            return
-
-
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
-    generator=g_pieces_into_holes,
+    generator=Fitting(fits, lambda ctx: ((t, ctx.bg) for t in ("id", "d4")), first=True),
     only_if=lambda ctx: all(
         not (s == t).all()
         and np.array_equal(

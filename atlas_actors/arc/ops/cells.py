@@ -17,7 +17,7 @@ from atlas_actors.arc.grids import (
 )
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells
 from atlas_actors.arc.ops.connect import connect
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 def _lenient_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -228,17 +228,9 @@ def cell_max_fill(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes: try picking the emptiest and the fullest cell."""
-    for sel in ("min", "max"):
-        if fits(ctx, cell_expand, sel, ctx.bg):
-            yield (sel, ctx.bg)
-            return
-
-
 @op(
     params=(OneOf("min", "max"), K.COLOR),
-    generator=g_cell_expand,
+    generator=Fitting(fits, lambda ctx: ((s, ctx.bg) for s in ("min", "max")), first=True),
     when=W.SAME_SHAPE | W.SHALLOW,
     # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
     cases=[Case(("min", 0), "10511 00501 55555 22533 20533", "11500 11500 55555 00500 00500")],
@@ -317,17 +309,15 @@ def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, fewer non-background cells: the key is a colour of every state."""
-    for k in ctx.state_colors[:10]:
-        if all((s == k).any() for s in ctx.states) and fits(ctx, cell_key_place, k, ctx.bg):
-            yield (k, ctx.bg)
-            return
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_cell_key_place,
+    generator=Fitting(
+        fits,
+        lambda ctx: (
+            (k, ctx.bg) for k in ctx.state_colors[:10] if all((s == k).any() for s in ctx.states)
+        ),
+        first=True,
+    ),
     only_if=lambda ctx: all(
         int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),

@@ -11,7 +11,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, enclosed, role_color, split_parts
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, painted_bg
-from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
@@ -351,20 +351,12 @@ def march_copies(g: Grid, col: str, bg: int) -> Grid:
     return o
 
 
-def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
-    """Smaller targets: with the task's background, or each grid's commonest colour
-    (role 13)."""
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, overlay_objects, bg):
-            yield (bg,)
-
-
 _OVER_IN = "55000 51055 00025"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_overlay_objects,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # two same-size objects stacked, 5 (the commonest) showing through

@@ -26,7 +26,7 @@ from atlas_actors.arc.infer import (
     moved_colors,
     same_counts,
 )
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 @op(
@@ -495,21 +495,13 @@ def _border_line(g: Grid, side: str) -> Grid:
     return line
 
 
-def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, each target with its state's count of each colour's cells."""
-    for conn in (8, 4):
-        if fits(ctx, wall_gravity, conn, ctx.bg):
-            yield (conn, ctx.bg)
-            return
-
-
 _WALLS_IN = "100002 100102 120032 101102"
 _WALLS_OUT = "100002 110002 100232 111002"
 
 
 @op(
     params=(K.CONN, K.COLOR),
-    generator=g_wall_gravity,
+    generator=Fitting(fits, lambda ctx: ((conn, ctx.bg) for conn in (8, 4)), first=True),
     only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
     cases=[

@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     fits,
     fits_bg,
 )
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
@@ -132,16 +132,9 @@ def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
     return o
 
 
-def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
-    """Only erasing (cells become background) in odd-sized grids."""
-    for axis in ("v", "h"):
-        if fits(ctx, keep_center_line, axis, ctx.bg):
-            yield (axis, ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_keep_center_line,
+    generator=Fitting(fits, lambda ctx: ((a, ctx.bg) for a in ("v", "h"))),
     only_if=lambda ctx: all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs),
     when=W.SHALLOW | W.SAME_SHAPE,
     cases=[Case(("v", 0), "123 456 789", "020 050 080")],
@@ -392,21 +385,13 @@ def hole_lines(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_dot_lines_by_region(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes and a few cells change colour in every pair: try the directions."""
-    for dirs in ("diag", "hv", "all"):
-        if fits(ctx, dot_lines_by_region, dirs):
-            yield (dirs,)
-            return
-
-
 _DOTS_OUT = "42488 24218 42481 22218"
 _DOTS = "22288 24288 22281 22288"
 
 
 @op(
     params=(OneOf("diag", "hv", "all"),),
-    generator=g_dot_lines_by_region,
+    generator=Fitting(fits, lambda ctx: ((d,) for d in ("diag", "hv", "all")), first=True),
     only_if=lambda ctx: not any(not (s != t).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
@@ -526,14 +511,6 @@ def line_staircase(g: Grid, b: int, bg: int) -> Grid:
     return o.T if lines[0][4] == "h" else o
 
 
-def g_extend_segments(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, some change: try both crossing orders."""
-    for top in ("h", "v"):
-        if fits(ctx, extend_segments, top, ctx.bg):
-            yield (top, ctx.bg)
-            return
-
-
 _SEG_IN = "00000 04400 00060 00060 20000"
 _SEG_H = "00060 44444 00060 00060 20060"
 _SEG_V = "00060 44464 00060 00060 20060"
@@ -541,7 +518,7 @@ _SEG_V = "00060 44464 00060 00060 20060"
 
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_extend_segments,
+    generator=Fitting(fits, lambda ctx: ((top, ctx.bg) for top in ("h", "v")), first=True),
     when=W.CHANGED,
     cases=[
         # segments become full lines (rows painted last); the single cell stays
@@ -574,20 +551,13 @@ def extend_segments(g: Grid, top: str, bg: int) -> Grid:
     return o
 
 
-def g_toggle_lines(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, the first row or column unchanged (the markers stay)."""
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, toggle_lines, bg):
-            yield (bg,)
-
-
 _TOGGLE_IN = "0302 1300 0002"
 _TOGGLE_OUT = "0302 1002 0300"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_toggle_lines,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
     only_if=lambda ctx: all(
         (s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs
     ),

@@ -10,7 +10,7 @@ import numpy as np
 from atlas_actors.arc.grids import DIRS, HEADINGS, STEPS8, Grid, components
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
 from atlas_actors.arc.ops.geometry import shift
-from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 @op(
@@ -166,20 +166,13 @@ def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
     return a[np.ix_(ys, xs)].copy()
 
 
-def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, no target with more non-background cells than its state."""
-    for d in HEADINGS:
-        if fits(ctx, move_by_count, d, ctx.bg):
-            yield (d, ctx.bg)
-
-
 _FALL_IN = "110 002 000 000 333"
 _FALL_OUT = "000 000 112 000 333"
 
 
 @op(
     params=(OneOf(*HEADINGS), K.COLOR),
-    generator=g_move_by_count,
+    generator=Fitting(fits, lambda ctx: ((d, ctx.bg) for d in HEADINGS)),
     only_if=lambda ctx: all(
         int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
     ),

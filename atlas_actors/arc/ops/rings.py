@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     pair_cmaps,
     resolved_pairs,
 )
-from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def nest_shapes(shapes: list[tuple[int, Grid]], bg: int, dtype: Any) -> Grid:
@@ -327,22 +327,13 @@ def _complete_mirror(g: Grid, c: int, n: int) -> Grid | None:
     return found
 
 
-def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
-    """Smaller square targets with the colours of their states: the task's background
-    or each state's commonest colour as the background."""
-    for bg in (ctx.bg, 13):
-        if fits(ctx, nest_complete, bg):
-            yield (bg,)
-            return
-
-
 _NESTED = "33033 30003 00100 30003 33033"
 _CUT = "0000000 3000300 3303300 0000000 0000001"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_nest_complete,
+    generator=Fitting(fits, lambda ctx: ((bg,) for bg in (ctx.bg, 13)), first=True),
     only_if=lambda ctx: all(
         t.shape[0] == t.shape[1] and set(np.unique(s).tolist()) == set(np.unique(t).tolist())
         for s, t in ctx.pairs

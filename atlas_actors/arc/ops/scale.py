@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import CORNERS, Grid, grid_feature, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
-from atlas_actors.arc.registry import PLAIN, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import PLAIN, Case, Fitting, K, OneOf, W, op
 
 
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
@@ -314,18 +314,9 @@ def _multiples(ctx: Ctx) -> bool:
     return len(ratios) > 1
 
 
-def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
-    """Targets whole multiples of their states, by a ratio that varies: every count and
-    layout that rebuilds all train targets."""
-    for what in _COUNTS:
-        for layout in _LAYOUTS:
-            if fits(ctx, repeat_count, what, layout, ctx.bg):
-                yield (what, layout, ctx.bg)
-
-
 @op(
     params=(OneOf(*_COUNTS), OneOf(*_LAYOUTS), K.COLOR),
-    generator=g_repeat_count,
+    generator=Fitting(fits, lambda ctx: ((n, lay, ctx.bg) for n in _COUNTS for lay in _LAYOUTS)),
     only_if=lambda ctx: _multiples(ctx),
     when=W.SHALLOW | W.RESHAPED,
     cases=[
@@ -555,21 +546,13 @@ def block_pixels(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_kron_own(ctx: Ctx) -> Iterator[Args]:
-    """Every target h*h x w*w for an h x w state (background: the task's, colour 0 for
-    grids with none, or each grid's own)."""
-    for bg in bg_readings(ctx, 0):
-        if fits_bg(ctx, kron_own, bg):
-            yield (bg,)
-
-
 _KRON_IN = "12 01"
 _KRON_OUT = "1002 0100 0010 0001"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_kron_own,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx, 0))),
     only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
     when=W.SHALLOW,
     # every cell becomes a block showing where its own colour is

@@ -19,7 +19,7 @@ from atlas_actors.arc.infer import (
     same_counts,
 )
 from atlas_actors.arc.ops.fill import interior
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 @op(
@@ -306,17 +306,9 @@ def erase_contained(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, only non-background cells change: try each state colour as the one
-    repainted."""
-    for c in ctx.state_colors:
-        if fits(ctx, dot_paint_touching, c, ctx.bg):
-            yield (c, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_dot_paint_touching,
+    generator=Fitting(fits, lambda ctx: ((c, ctx.bg) for c in ctx.state_colors)),
     only_if=lambda ctx: not any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs),
     when=W.CHANGED,
     # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
@@ -391,20 +383,13 @@ def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
     return o
 
 
-def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, background kept, the same colour counts."""
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, reverse_path, bg):
-            yield (bg,)
-
-
 _PATH_IN = "1230 0040 5000"
 _PATH_OUT = "4320 0010 5000"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_reverse_path,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
     only_if=lambda ctx: same_counts(ctx),
     when=W.CHANGED,
     # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays

@@ -11,7 +11,7 @@ import numpy as np
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color, sep_segments
 from atlas_actors.arc.infer import Args, Ctx, fits, has_cells
 from atlas_actors.arc.ops.cells import cells_to_pixels
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 _Fit = tuple[int, int, int, int, int, int, list[int], list[tuple[int, int, int]], int]
 """A fitting placement: sort key (5 ints), its index, the objects it covers, the cells
@@ -301,18 +301,11 @@ def complete_templates(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted: plain copies, or copies mirrored for one of the
-    state colours."""
-    for f in [-1, *ctx.state_colors[:6]]:
-        if fits(ctx, anchor_copy, f, ctx.bg):
-            yield (f, ctx.bg)
-            return
-
-
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
-    generator=g_anchor_copy,
+    generator=Fitting(
+        fits, lambda ctx: ((f, ctx.bg) for f in [-1, *ctx.state_colors[:6]]), first=True
+    ),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 3-anchored template is copied onto the lone 3, anchors aligned
@@ -431,18 +424,9 @@ def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
     return hit.copy()  # type: ignore[no-any-return]
 
 
-def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and the states are cut into cells (on the input
-    grids only, like :func:`g_fit_templates`)."""
-    for turns in ("id", "d4"):
-        if fits(ctx, cell_fit_templates, turns, ctx.bg):
-            yield (turns, ctx.bg)
-            return
-
-
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
-    generator=g_cell_fit_templates,
+    generator=Fitting(fits, lambda ctx: ((t, ctx.bg) for t in ("id", "d4")), first=True),
     only_if=lambda ctx: has_cells(ctx),
     when=W.FIRST | W.PAINTED,
     # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
