@@ -534,7 +534,7 @@ _CYCLE_ROWS = "020 800 002"
 @op(
     params=(K.COLORS, OneOf("rows", "cols", "auto"), K.COLOR),
     generator=g_cycle_recolor,
-    only_if=lambda ctx: not any(((s == ctx.bg) != (t == ctx.bg)).any() for s, t in ctx.pairs),
+    only_if=lambda ctx: all(((s == ctx.bg) == (t == ctx.bg)).all() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
         # one cell per row: reading order; by columns the first two swap

@@ -392,7 +392,7 @@ _DOTS = "22288 24288 22281 22288"
 @op(
     params=(OneOf("diag", "hv", "all"),),
     generator=Fitting(fits, lambda ctx: ((d,) for d in ("diag", "hv", "all")), first=True),
-    only_if=lambda ctx: not any(not (s != t).any() for s, t in ctx.pairs),
+    only_if=lambda ctx: all((s != t).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 4 dot in the 2 region and the 1 dot in the 8 region: diagonals recolour

@@ -50,7 +50,7 @@ def color_mask(g: Grid, c: int) -> Grid:
 @op(
     params=(K.COLOR,),
     generator=lambda ctx: ((c,) for c in ctx.new_colors[:1]),
-    only_if=lambda ctx: not any((s != s.flat[0]).any() for s in ctx.states),
+    only_if=lambda ctx: all((s == s.flat[0]).all() for s in ctx.states),
     when=W.SAME_SHAPE,
     cases=[Case((3,), "00000 00000 00000 00000 00000", "33333 00003 33303 30003 33333")],
 )

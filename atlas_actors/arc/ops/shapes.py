@@ -309,7 +309,7 @@ def erase_contained(g: Grid, bg: int) -> Grid:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=Fitting(fits, lambda ctx: ((c, ctx.bg) for c in ctx.state_colors)),
-    only_if=lambda ctx: not any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs),
+    only_if=lambda ctx: all((s[s != t] != ctx.bg).all() for s, t in ctx.pairs),
     when=W.CHANGED,
     # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
     cases=[Case((5, 0), "5500 0205 0005 3000", "2200 0005 0005 0000")],
@@ -357,7 +357,7 @@ _TRIM_LEFT = "0033 0033 0500"
 @op(
     params=(OneOf(*HEADINGS), K.COUNT, K.COLOR),
     generator=g_trim_objects,
-    only_if=lambda ctx: not any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs),
+    only_if=lambda ctx: all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs),
     when=W.CHANGED,
     cases=[
         # each object loses its leftmost column
