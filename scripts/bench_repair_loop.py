@@ -37,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,7 @@ async def bench_example(name: str, inst: SWEInstance, args: argparse.Namespace) 
             cands = [pool[i % len(pool)] for i in range(size)]
             calls = max(1, args.min_evals // size)
             walls, cpus, passed = [], [], 0
+            modes: Counter[str] = Counter()
             for _ in range(args.runs):
                 t = time.perf_counter()
                 cpu = 0.0
@@ -157,17 +159,21 @@ async def bench_example(name: str, inst: SWEInstance, args: argparse.Namespace) 
                     results = await ev.evaluate(env, None, cands, baseline=loc)
                     cpu += ev.stats.cpu_seconds
                     passed = sum(r.passed for r in results)
+                    modes.update(r.mode for r in results)
                 walls.append(size * calls / (time.perf_counter() - t))
                 cpus.append(size * calls / cpu if cpu else float("nan"))
             row["batch"][size] = {
                 "evals_per_s": med(walls),
                 "evals_per_cpu_s": med(cpus),
                 "runs_evals_per_s": walls,
+                "modes": dict(modes),
             }
             print(
                 f"  batch {size:3d}: {med(walls):6.1f} evals/s wall, {med(cpus):6.1f} per "
                 f"CPU-second (median of {args.runs}; {calls} call(s) of {size} per run; "
-                f"{passed}/{size} passed)",
+                f"{passed}/{size} passed; ran as "
+                + ", ".join(f"{m} {n}" for m, n in modes.most_common())
+                + ")",
                 flush=True,
             )
         verify_times: list[float] = []

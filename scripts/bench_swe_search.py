@@ -25,6 +25,8 @@ run, ``--time-limit`` per instance, ``--workers 1``, no memory) and per instance
 ``resolved`` (the search's verdict on the visible tests), ``correct`` (the grader's:
 swe-eval on the prediction, FAIL_TO_PASS and PASS_TO_PASS with the gold test patch),
 ``nodes``, ``test runs`` (full verifies), ``screened`` (edits through the fast screen),
+``swapped`` (of those, the ones whose tests ran with the changed functions' code swapped
+in, the repository not imported again),
 ``edits/s`` (screened per search second), ``s`` and why it stopped.
 
 ``--search-out DIR`` reads an earlier search run instead of running one. Needs the
@@ -253,6 +255,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 nodes=int(stats.get("nodes", 0)),
                 test_runs=int(r.get("evaluations") or 0),
                 screened=int(stats.get("screened", 0)),
+                swapped=int(stats.get("swapped", 0)),
                 edits_per_second=stats.get("screened", 0) / seconds if seconds else None,
                 search_seconds=seconds,
                 stopped=r.get("stopped"),
@@ -269,6 +272,7 @@ async def main_async(args: argparse.Namespace) -> None:
                 row.get("nodes"),
                 row.get("test_runs"),
                 row.get("screened"),
+                row.get("swapped"),
                 f"{row['edits_per_second']:.1f}" if row.get("edits_per_second") else "-",
                 f"{row['bare_seconds']:.2f}" if "bare_seconds" in row else "-",
                 f"{row['node_seconds']:.2f}" if "node_seconds" in row else "-",
@@ -286,6 +290,7 @@ async def main_async(args: argparse.Namespace) -> None:
         "nodes",
         "test runs",
         "screened",
+        "swapped",
         "edits/s",
         "bare s",
         "node s",

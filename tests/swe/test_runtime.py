@@ -216,8 +216,8 @@ async def test_warm_localisation_and_screen_agree_with_cold_ones(
     test_instance_images: str, test_instances: dict[str, SWEInstance]
 ) -> None:
     """On ``measures`` (its conftest imports the package): the same ranking; every mutant
-    of the package is rebound in the worker (the conftest pointed at the package imported
-    again) and gets the verdicts a fresh interpreter gives; a conftest change reloads."""
+    of the package (each changes a method's body) is swapped in the worker (the loaded
+    functions given the new code) and gets the verdicts a fresh interpreter gives."""
     inst = test_instances["measures"]
     seen = []
     for runtime in (True, False):
@@ -237,7 +237,7 @@ async def test_warm_localisation_and_screen_agree_with_cold_ones(
             ev = BatchEvaluator()
             results = await ev.evaluate(env, None, cands, baseline=loc)
             fresh = await BatchEvaluator(fresh=True).evaluate(env, None, cands, baseline=loc)
-            assert [r.mode for r in results] == ["rebind"] * 3
+            assert [r.mode for r in results] == ["swap"] * 3
             assert [r.passed for r in results] == [True, False, False]
             verdicts = [[(t.test, t.outcome) for t in r.tests] for r in results]
             assert verdicts == [[(t.test, t.outcome) for t in r.tests] for r in fresh]

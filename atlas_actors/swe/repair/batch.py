@@ -157,12 +157,16 @@ class CandidateResult(_Model):
     """Wall time in the worker: apply, compile, tests, restore."""
     cpu_seconds: float = 0.0
     """CPU time of the worker and the candidate's test processes for it."""
-    mode: Literal["fork", "rebind", "reload", "fresh", "none"] = "none"
+    mode: Literal["fork", "swap", "rebind", "reload", "fresh", "none"] = "none"
     """How its tests ran: forked from the prepared worker (``fork``); forked with the
-    repository's code imported again and the session's conftests pointed at it
-    (``rebind``: it changed code a conftest had imported); forked with the repository's
-    modules dropped and a new session (``reload``: it changed a conftest or the pytest
-    configuration, or a rebind was not safe); in a new interpreter (``fresh``)."""
+    changed functions given their new code (``swap``: it changed only function bodies of
+    code a conftest had imported); forked with the repository's code imported again and
+    the session's conftests pointed at it (``rebind``: it changed other code a conftest
+    had imported); forked with the repository's modules dropped and a new session
+    (``reload``: it changed a conftest or the pytest configuration, or a rebind was not
+    safe); in a new interpreter (``fresh``)."""
+    why: str = ""
+    """Why a candidate that changed code a conftest had imported was not swapped."""
     patch: str | None = None
     """The candidate as a diff against the base commit (for passing candidates)."""
     note: str = ""
@@ -496,6 +500,7 @@ class BatchEvaluator:
             seconds=float(raw.get("seconds") or 0.0),
             cpu_seconds=float(raw.get("cpu") or 0.0),
             mode=raw.get("mode") or "none",
+            why=str(raw.get("why") or ""),
             patch=raw.get("patch"),
             note=str(raw.get("note") or ""),
             removed=list(raw.get("removed") or []),

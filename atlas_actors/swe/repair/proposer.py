@@ -337,6 +337,9 @@ class OfflineRepairProposer:
         <label>"``, in the order the plans met them."""
         self.screened: dict[str, int] = {}
         """Edits screened per task."""
+        self.swapped: dict[str, int] = {}
+        """Per task: screened edits whose tests ran with only the changed functions'
+        code swapped (no re-import: ``CandidateResult.mode``)."""
         self.timeouts: dict[str, int] = {}
         """Per task: screened edits whose run hit a test timeout (each counted once)."""
         self.passing: dict[str, set[str]] = {}
@@ -360,6 +363,7 @@ class OfflineRepairProposer:
         different ones hint at weak tests)."""
         out = {
             "screened": float(self.screened.get(task_id, 0)),
+            "swapped": float(self.swapped.get(task_id, 0)),
             "passing_patches": float(len(self.passing.get(task_id, ()))),
             "refused": float(len(self.refused.get(task_id, ()))),
             "timeouts": float(self.timeouts.get(task_id, 0)),
@@ -619,6 +623,9 @@ class OfflineRepairProposer:
         node_progress = _progress_of(node_result, f2p) if node_ran else (0, 0)
         before = self.screened.get(task.id, 0)
         self.screened[task.id] = before + len(batch)
+        self.swapped[task.id] = self.swapped.get(task.id, 0) + sum(
+            r.mode == "swap" for r in results
+        )
         for n, res in enumerate(results):
             if res.passed and task.id not in self.first_passing:
                 self.first_passing[task.id] = (before + n + 1, dict(candidates[n + lead].files))

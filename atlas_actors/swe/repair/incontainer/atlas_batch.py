@@ -24,7 +24,15 @@ How a batch runs:
   modification times), removes files the tests created in the repository and the child's
   private TMPDIR, and prints one result line for the candidate.
 * A candidate that changes code the worker itself has imported (code a conftest
-  imports) is *rebound*: its child drops every module of the repository but the
+  imports) only inside function bodies is *swapped*: its child gives each function
+  object of the changed files the newly compiled code (``func.__code__``), so every
+  reference to it (names imported elsewhere, bound methods, registries) runs the new
+  code, and the prepared session runs as for any candidate. Code that runs at import
+  (module and class bodies: defaults, decorators, class attributes, imports) must be
+  unchanged, and so must the functions' names, parameters, docstrings and closure
+  variables; a changed function must be found on the loaded objects and must not have
+  run while the session was prepared (the worker records which code did). Otherwise
+  the candidate is *rebound*: its child drops every module of the repository but the
   conftests (and other plugins) the session holds, and points those plugins' names at
   the repository's modules imported again (from cached bytecode, the changed files
   compiled afresh); the prepared session then runs as for any candidate. When that is
@@ -38,7 +46,8 @@ How a batch runs:
   (fork + exec, for cross-checks).
 * Compiled modules go to ``sys.pycache_prefix`` (outside the repository). Every file the
   worker writes gets a modification time no other content of that file had, so a cached
-  ``.pyc`` (keyed by mtime and size) never stands in for different source.
+  ``.pyc`` (keyed by mtime and size) never stands in for different source; a swapped
+  candidate's code is compiled from its text in memory.
 * Children get rlimits (file size, address space, no core) and their own process group;
   the container's pids limit bounds a fork bomb, which costs that candidate a timeout.
 
@@ -47,6 +56,7 @@ Output lines on stdout (everything else goes to /dev/null): ``@@atlas:<nonce>:re
 """
 
 import contextlib
+import functools
 import gc
 import importlib
 import json
@@ -290,6 +300,240 @@ def rebind_repository(root: str, plugins: List[types.ModuleType]) -> bool:
     return True
 
 
+# ------------------------------------------------------------------ swapping code
+
+_CO_OPTIMIZED = 0x1
+"""A function's code (locals in fast slots); module and class bodies lack the flag."""
+
+
+def _const_key(value: Any) -> Any:
+    """A constant as a key that tells ``1``, ``1.0`` and ``True`` apart."""
+    if isinstance(value, types.CodeType):
+        return code_key(value)
+    if isinstance(value, tuple):
+        return ("tuple", tuple(_const_key(v) for v in value))
+    if isinstance(value, frozenset):
+        return ("frozenset", frozenset(_const_key(v) for v in value))
+    return (type(value).__name__, repr(value))
+
+
+def code_key(code: types.CodeType) -> Any:
+    """What a code object does, its line numbers left out."""
+    return (
+        code.co_name,
+        code.co_code,
+        code.co_flags,
+        code.co_argcount,
+        getattr(code, "co_posonlyargcount", 0),
+        code.co_kwonlyargcount,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        getattr(code, "co_exceptiontable", b""),
+        tuple(_const_key(c) for c in code.co_consts),
+    )
+
+
+def _signature(code: types.CodeType) -> Any:
+    """What decorators and ``inspect`` read of a function when it is defined: its
+    parameters (``*args``, ``**kwargs`` included) and docstring."""
+    nargs = code.co_argcount + code.co_kwonlyargcount + getattr(code, "co_posonlyargcount", 0)
+    doc = code.co_consts[0] if code.co_consts and isinstance(code.co_consts[0], str) else None
+    return (code.co_flags & 0x0C, code.co_varnames[:nargs], doc)
+
+
+def code_shape(code: types.CodeType, qualname: str = "") -> Tuple[Any, List[Any]]:
+    """A module's (or class body's) code as ``(shape, functions)``: the shape is its
+    :func:`code_key` with each function's code replaced by its qualified name (so it
+    differs exactly when code that runs at import changed: module and class bodies,
+    defaults, decorators, class attributes, imports); ``functions`` lists every
+    function's ``(qualname, code)`` (nested ones too) in the order compiled."""
+    functions: List[Any] = []
+
+    def name_of(parent: str, c: types.CodeType) -> str:
+        return parent + "." + c.co_name if parent else c.co_name
+
+    def functions_in(c: types.CodeType, qual: str) -> None:
+        functions.append((qual, c))
+        for inner in c.co_consts:
+            if isinstance(inner, types.CodeType):
+                functions_in(inner, name_of(qual + ".<locals>", inner))
+
+    def body(c: types.CodeType, qual: str) -> Any:
+        consts = []
+        for inner in c.co_consts:
+            if not isinstance(inner, types.CodeType):
+                consts.append(_const_key(inner))
+                continue
+            name = name_of(qual, inner)
+            if not inner.co_flags & _CO_OPTIMIZED:  # a class body: runs at import
+                consts.append(("class", body(inner, name)))
+            elif inner.co_name.startswith("<"):  # a lambda, comprehension: compared whole
+                consts.append(("code", code_key(inner)))
+                functions_in(inner, name)
+            else:
+                consts.append(("def", name))
+                functions_in(inner, name)
+        return (*code_key(c)[:-1], tuple(consts))
+
+    return body(code, qualname), functions
+
+
+def live_functions(module: types.ModuleType, filename: str) -> Dict[types.CodeType, List[Any]]:
+    """The function objects a loaded module holds whose code comes from ``filename``, by
+    code: module functions, the methods of its classes (static and class methods,
+    properties' accessors), nested classes, and what decorators wrap (``__wrapped__``,
+    descriptors holding a function)."""
+    found: Dict[types.CodeType, List[Any]] = {}
+    seen: Set[int] = set()
+    stack: List[Any] = list(vars(module).values())
+    name = module.__name__
+    while stack:
+        obj = stack.pop()
+        if obj is None or id(obj) in seen or isinstance(obj, types.ModuleType):
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, types.FunctionType):
+            if obj.__code__.co_filename == filename:
+                found.setdefault(obj.__code__, []).append(obj)
+            stack.append(obj.__dict__.get("__wrapped__"))
+            continue
+        if isinstance(obj, type):
+            if obj.__module__ == name:
+                stack.extend(vars(obj).values())
+            continue
+        if isinstance(obj, (staticmethod, classmethod)):
+            stack.append(obj.__func__)
+            continue
+        if isinstance(obj, property):
+            stack.extend((obj.fget, obj.fset, obj.fdel))
+            continue
+        if isinstance(obj, functools.partial):
+            stack.append(obj.func)
+        elif callable(obj):  # functools and wrapt wrappers
+            with contextlib.suppress(Exception):
+                stack.append(getattr(obj, "__wrapped__", None))
+        with contextlib.suppress(Exception):  # descriptors that keep the function
+            attrs = object.__getattribute__(obj, "__dict__")
+            if isinstance(attrs, dict):
+                stack.extend(
+                    v for v in list(attrs.values())[:50] if isinstance(v, types.FunctionType)
+                )
+    return found
+
+
+def call_recorder(root: str, called: Set[types.CodeType]) -> Any:
+    """A ``sys.settrace`` function that adds the code of every function under ``root``
+    that starts running to ``called`` (and traces no lines)."""
+    prefix = os.path.realpath(root).rstrip("/") + "/"
+    inside: Dict[str, bool] = {}
+
+    def tracer(frame: Any, event: str, arg: Any) -> None:
+        code = frame.f_code
+        hit = inside.get(code.co_filename)
+        if hit is None:
+            hit = inside[code.co_filename] = os.path.realpath(code.co_filename).startswith(prefix)
+        if hit:
+            called.add(code)
+
+    return tracer
+
+
+class Swapper:
+    """Decides in the worker whether a candidate's changes to modules the prepared
+    session loaded are body-only, and what to swap: each function object's code for the
+    new one (so every reference to it runs the new code), every function of the file
+    (those after an edit have new line numbers). A candidate is not swapped (it is
+    rebound) when code that ran at import changed, a function was added, removed or
+    renamed, its parameters, docstring or closure variables changed, it cannot be found
+    on the loaded objects, or it already ran while the session was prepared (what it
+    computed then would be stale)."""
+
+    def __init__(self, root: str, called: Optional[Set[types.CodeType]]) -> None:
+        self.root = root
+        self.called = called
+        """Code that ran while the session was prepared; None: unknown (no swaps)."""
+        self.before: Dict[str, Any] = {}
+
+    def modules(self, path: str) -> List[types.ModuleType]:
+        out = []
+        for module in list(sys.modules.values()):
+            filename = getattr(module, "__file__", None)
+            if isinstance(filename, str) and os.path.realpath(filename) == path:
+                out.append(module)
+        return out
+
+    def loaded(self, path: str, changes: "Changes") -> Optional[Tuple[Any, ...]]:
+        """For a loaded module's file (real path): the file name its code carries, its
+        original code's shape, each function's :func:`code_key`, and its live functions
+        by code (the worker's modules never change: computed once per file)."""
+        if path in self.before:
+            return self.before[path]  # type: ignore[no-any-return]
+        modules = self.modules(path)
+        original = changes.original(path)
+        if not modules or original is None or not path.endswith(".py"):
+            return None
+        filename = str(modules[0].__file__)
+        shape = code_shape(compile(original, filename, "exec", dont_inherit=True))
+        live: Dict[types.CodeType, List[Any]] = {}
+        for module in modules:
+            for code, funcs in live_functions(module, filename).items():
+                live.setdefault(code, []).extend(funcs)
+        keys = [code_key(code) for _, code in shape[1]]
+        self.before[path] = (filename, shape, keys, live)
+        return self.before[path]  # type: ignore[no-any-return]
+
+    def plan(
+        self, changes: "Changes", paths: List[str], compiled: Dict[str, Any]
+    ) -> Tuple[Optional[List[Any]], str]:
+        """``[(function, new code)]`` for the changed, loaded ``paths`` (real paths), or
+        None and why not. ``compiled``: path -> (file name, code) already compiled."""
+        if self.called is None:
+            return None, "the repository was imported before the session was traced"
+        swaps: List[Any] = []
+        for path in paths:
+            rel = os.path.relpath(path, self.root)
+            known = self.loaded(path, changes)
+            if known is None:
+                return None, f"{rel}: not a module the session loaded"
+            filename, old, keys, live = known
+            name, code = compiled.get(path) or ("", None)
+            if code is None or name != filename:
+                with open(path, "rb") as f:
+                    code = compile(f.read(), filename, "exec", dont_inherit=True)
+            new = code_shape(code)
+            if old[0] != new[0]:
+                return None, f"{rel}: code that runs at import changed"
+            if [q for q, _ in old[1]] != [q for q, _ in new[1]]:
+                return None, f"{rel}: a function was added, removed or renamed"
+            for k, (qualname, before) in enumerate(old[1]):
+                after = new[1][k][1]
+                funcs = live.get(before, [])
+                if keys[k] != code_key(after):
+                    if _signature(before) != _signature(after):
+                        return None, f"{rel}: {qualname}: its parameters or docstring changed"
+                    if before.co_freevars != after.co_freevars:
+                        return None, f"{rel}: {qualname}: its closure variables changed"
+                    if before in self.called:
+                        return None, f"{rel}: {qualname}: it ran while the session was prepared"
+                    if not funcs and "<locals>" not in qualname:
+                        return None, f"{rel}: {qualname}: not found on the loaded objects"
+                swaps.extend((fn, after) for fn in funcs)
+        return swaps, ""
+
+
+def swap_code(swaps: List[Any]) -> bool:
+    """In a child: give each function its new code; False when one refuses it."""
+    try:
+        for fn, code in swaps:
+            fn.__code__ = code
+    except (ValueError, TypeError):
+        return False
+    linecache.clearcache()
+    return True
+
+
 def run_session(job: Dict[str, Any], fd: int, plan: List[int]) -> None:
     """One candidate's tests in a new pytest session (reloading child, or a fresh
     interpreter), reporting on ``fd``."""
@@ -370,6 +614,14 @@ class Changes:
 
     def changed(self) -> List[str]:
         return sorted(self.saved)
+
+    def original(self, real: str) -> Optional[bytes]:
+        """What the file at real path ``real`` held before this candidate (None: no file,
+        or not changed)."""
+        for full, (data, _) in self.saved.items():
+            if os.path.realpath(full) == real:
+                return data
+        return None
 
     def restore(self) -> None:
         for full, (data, st) in self.saved.items():
@@ -486,6 +738,9 @@ class Worker:
         """The repository's modules the prepared session holds as plugins (conftests)."""
         self.plugin_files: Set[str] = set()
         self.ran_as = "fork"
+        self.swapper = Swapper(self.root, None)
+        self.swaps: List[Any] = []
+        self.compiled: Dict[str, Any] = {}
         self.config: Any = None
         self.session: Any = None
         self.plugin = BatchPlugin(self.root, self.tests, self.fail_fast, self.keep_going)
@@ -532,12 +787,21 @@ class Worker:
             if self.job.get("force_fresh"):
                 self.mode = "fresh"
                 raise RuntimeError("fresh interpreters requested")
-            config = _prepareconfig(_pytest_args(self.job), [self.plugin])
-            config._do_configure()
-            session = pytest.Session.from_config(config)
-            session.exitstatus = 0
-            config.hook.pytest_sessionstart(session=session)
+            called: Set[types.CodeType] = set()
+            traced = not zygote.repository_modules(self.root)
+            previous = sys.gettrace()
+            sys.settrace(call_recorder(self.root, called))
+            try:
+                config = _prepareconfig(_pytest_args(self.job), [self.plugin])
+                config._do_configure()
+                session = pytest.Session.from_config(config)
+                session.exitstatus = 0
+                config.hook.pytest_sessionstart(session=session)
+            finally:
+                sys.settrace(previous)
             self.config, self.session = config, session
+            if traced:
+                self.swapper.called = called
         except BaseException as e:
             self.mode = "fresh" if self.mode == "fresh" else "reload"
             self.prep_error = trace.describe(e)
@@ -659,12 +923,16 @@ class Worker:
         return "the diff does not apply: " + " | ".join(e.strip()[-400:] for e in errors)
 
     def compile_errors(self, changes: Changes) -> str:
+        """Why a changed Python file does not compile, or ""; :attr:`compiled` keeps the
+        code (by real path: the file name compiled with, the code)."""
+        self.compiled = {}
         for full in changes.changed():
             if not full.endswith(".py") or not os.path.exists(full):
                 continue
             try:
                 with open(full, "rb") as f:
-                    compile(f.read(), full, "exec", dont_inherit=True)
+                    code = compile(f.read(), full, "exec", dont_inherit=True)
+                self.compiled[os.path.realpath(full)] = (full, code)
             except SyntaxError as e:
                 rel = os.path.relpath(full, self.root)
                 return f"{rel}:{e.lineno}: {type(e).__name__}: {e.msg}"
@@ -673,12 +941,13 @@ class Worker:
         return ""
 
     def run_tests(self, mode: str, tmp: str) -> Tuple[List[Dict[str, Any]], str]:
-        """Run the selected tests (``mode``: ``fork`` from the prepared session,
-        ``rebind`` from it with the repository's code imported again, ``reload`` in a new
-        session, ``fresh`` in a new interpreter); their verdicts in run order, and a note
-        when a test process hung or died. Without fail-fast a new child goes on after
-        such a test. :attr:`ran_as` says how the children really ran (a rebind that was
-        not safe reloads)."""
+        """Run the selected tests (``mode``: ``fork`` from the prepared session, ``swap``
+        from it with :attr:`swaps` applied, ``rebind`` from it with the repository's code
+        imported again, ``reload`` in a new session, ``fresh`` in a new interpreter);
+        their verdicts in run order, and a note when a test process hung or died. Without
+        fail-fast a new child goes on after such a test. :attr:`ran_as` says how the
+        children really ran (a swap a function refused rebinds, a rebind that was not safe
+        reloads)."""
         self.ran_as = mode
         verdicts: Dict[int, Dict[str, Any]] = {}
         plan = list(range(len(self.tests)))
@@ -728,6 +997,9 @@ class Worker:
                     os.set_inheritable(w, True)
                     argv = [sys.executable, _SCRIPT, "--child", self.spec, str(w)]
                     os.execv(sys.executable, [*argv, ",".join(map(str, plan))])
+                if mode == "swap" and not swap_code(self.swaps):
+                    zygote.write_all(w, b"M rebind\n")
+                    mode = "rebind"
                 if mode == "rebind" and not rebind_repository(self.root, self.plugins):
                     zygote.write_all(w, b"M reload\n")
                     mode = "reload"
@@ -760,7 +1032,7 @@ class Worker:
 
         # A new session's preparation (in a fresh interpreter: pytest imported too) is ours
         # to pay, not the candidate's: it does not count against the collection timeout.
-        extra = 0.0 if mode == "fork" else _FRESH_START_S
+        extra = 0.0 if mode in ("fork", "swap") else _FRESH_START_S
         deadline = time.monotonic() + self.collect_timeout + extra
         buf = b""
         eof = timed_out = False
@@ -915,6 +1187,7 @@ class Worker:
             "error": "",
             "tests": [],
             "mode": "none",
+            "why": "",
             "patch": None,
             "removed": [],
         }
@@ -936,7 +1209,11 @@ class Worker:
             ):
                 mode = "reload"
             elif mode == "fork" and any(p in self.loaded for p in changed):
-                mode = "rebind"
+                swaps, why = self.swapper.plan(
+                    changes, [p for p in changed if p in self.loaded], self.compiled
+                )
+                mode, self.swaps = ("rebind", []) if swaps is None else ("swap", swaps)
+                result["why"] = why
             tests, note = self.run_tests(mode, tmp)
             result["mode"] = self.ran_as
             result["tests"] = tests
