@@ -329,7 +329,7 @@ _TABLE: tuple[tuple[str, str, str, float], ...] = (
         "catching the same types at once, too)",
         f"{_TSSB} Add Elements To Iterable (the clause's tuple; the element from the failing "
         "tests' exceptions); judgement",
-        10.0,
+        40.0,
     ),
     (
         "decorator_change",
