@@ -140,6 +140,10 @@ class Outcome(_Model):
     pair has that the prediction breaks); an empty list means no doubt."""
     tests: TestReport | None = None
     """Test evidence when the solution is a code patch."""
+    size: int | None = Field(default=None, ge=0)
+    """How big the solution is in the domain's own measure (a patch: the lines it
+    removes and adds); of two equal answers a search prefers the smaller. None: the
+    search measures the solution's text."""
     details: dict[str, Any] = Field(default_factory=dict)
     """Extras for people and logs (timings, raw logs); not read by searches."""
 

@@ -7,6 +7,13 @@ the code and not on the machine's speed. ``compare`` reads two recordings and li
 task whose answers (``submission.json``) or found program, train fitness or evaluation
 count (``results.jsonl``) differ; it exits 1 when anything differs.
 
+``ops`` is a quicker and finer check of the op table alone, in seconds: it writes the
+order of :data:`~atlas_actors.arc.ops.OPS` and the search order, every op's declaration
+(kinds, family, whether it has a generator, a digest of its cases), and for the first ``--tasks``
+ARC-AGI-1 training tasks every generator's argument tuples on the inputs at depths 0, 1
+and 2 and on the train answers themselves (``d3``), with a digest of what each tuple gives
+on every input at depth 0. ``--compare`` lists the lines that differ from an earlier file.
+
 Run it from the checkout under test (the CLI is run as ``python -m atlas_actors.cli``
 with that checkout first on ``PYTHONPATH``)::
 
@@ -14,15 +21,20 @@ with that checkout first on ``PYTHONPATH``)::
     ... change the code ...
     python scripts/behaviour_check.py record --out runs/behaviour/after
     python scripts/behaviour_check.py compare runs/behaviour/before runs/behaviour/after
+    python scripts/behaviour_check.py ops --out runs/behaviour/ops-before.txt
+    python scripts/behaviour_check.py ops --out runs/behaviour/ops-after.txt \\
+        --compare runs/behaviour/ops-before.txt
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +115,91 @@ def compare(a: Path, b: Path) -> int:
     return 1 if problems else 0
 
 
+def _digest(value: Any) -> str:
+    """A short digest of a value's JSON form (grids as nested lists)."""
+
+    def plain(v: Any) -> Any:
+        if hasattr(v, "tolist"):
+            return v.tolist()
+        if isinstance(v, tuple | list):
+            return [plain(x) for x in v]
+        return v
+
+    text = json.dumps(plain(value), sort_keys=True, default=repr)
+    return hashlib.sha1(text.encode()).hexdigest()[:12]
+
+
+def op_lines(n_tasks: int) -> Iterator[str]:
+    """The lines of an ``ops`` recording (see the module docstring)."""
+    sys.path.insert(0, str(ROOT))
+    import numpy as np
+
+    from atlas_actors.arc.environment import _dataset, dataset_task_ids
+    from atlas_actors.arc.grids import role_color
+    from atlas_actors.arc.infer import Ctx
+    from atlas_actors.arc.ops import GENERATED, GENERATORS, OPS
+    from atlas_actors.arc.solver import TaskSolver, _call_args
+
+    yield "OPS " + " ".join(OPS)
+    yield "GENERATED " + " ".join(s.name for s in GENERATED)
+    for spec in sorted(OPS.values(), key=lambda s: s.name):
+        cases = [(c.args, c.program_for(spec.name), np.asarray(c.grid), c.want) for c in spec.cases]
+        yield (
+            f"op {spec.name} {spec.family} {[str(k) for k in spec.kinds]} "
+            f"gen={spec.generator is not None} {spec.no_generator!r} cases={_digest(cases)}"
+        )
+    tasks = _dataset("arc")[0]
+    for task_id in dataset_task_ids("arc", "train")[:n_tasks]:
+        task = tasks[task_id]
+        solver = TaskSolver(
+            train=[(np.asarray(i), np.asarray(o)) for i, o in task.train],
+            test_inputs=[np.asarray(i) for i, _ in task.test],
+        )
+        # the inputs at depths 0-2, and the answers themselves (nothing left to change)
+        done = solver.targets + solver.inputs[solver.n_train :]
+        contexts = [(d, solver.inputs, d) for d in (0, 1, 2)] + [(3, done, 1)]
+        for depth, states, ctx_depth in contexts:
+            ctx = Ctx(states, solver.targets, solver.bg, ctx_depth)
+            for name, gen in GENERATORS.items():
+                try:
+                    arg_list = list(gen(ctx))
+                except Exception as e:  # a generator's failure is part of its behaviour
+                    yield f"{task_id} d{depth} {name} raised {type(e).__name__}"
+                    continue
+                if depth:
+                    yield f"{task_id} d{depth} {name} {_digest(arg_list)} {len(arg_list)}"
+                    continue
+                for args in arg_list:
+                    outs: list[Any] = []
+                    for g in solver.inputs:
+                        try:
+                            call, roles = _call_args(name, args)
+                            for i in roles:
+                                call[i] = role_color(g, args[i])
+                            outs.append(np.asarray(OPS[name].fn(g, *call)))
+                        except Exception as e:
+                            outs.append(type(e).__name__)
+                    yield f"{task_id} d0 {name} {_digest(args)} -> {_digest(outs)}"
+
+
+def ops(out: Path, n_tasks: int, against: Path | None) -> int:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w") as f:
+        for line in op_lines(n_tasks):
+            f.write(line + "\n")
+    if against is None:
+        return 0
+    a, b = against.read_text().splitlines(), out.read_text().splitlines()
+    diffs = [(i, x, y) for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y]
+    print(
+        f"{len(a)} and {len(b)} lines; {len(diffs)} differ"
+        + (" (lengths differ)" if len(a) != len(b) else "")
+    )
+    for i, x, y in diffs[:20]:
+        print(f"  line {i + 1}:\n    {x}\n    {y}")
+    return 1 if diffs or len(a) != len(b) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -114,7 +211,13 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("compare", help="compare two recordings; exit 1 on any difference")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
+    o = sub.add_parser("ops", help="record the op table and generators on training tasks")
+    o.add_argument("--out", type=Path, required=True)
+    o.add_argument("--tasks", type=int, default=100, help="first N training tasks (default 100)")
+    o.add_argument("--compare", type=Path, default=None, help="an earlier recording to compare to")
     args = p.parse_args(argv)
+    if args.cmd == "ops":
+        return ops(args.out, args.tasks, args.compare)
     if args.cmd == "record":
         record(args.out, args.budget, args.seed, args.workers)
         return 0

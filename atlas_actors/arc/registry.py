@@ -6,9 +6,7 @@ holds it (``atlas_actors/arc/ops/<family>.py``)::
     @op(
         params=(K.COLOR, K.COLOR),
         generator=g_paint,
-        cases=[
-            Case((4, 0), [[1, 1, 1], [1, 0, 1], [1, 1, 1]], [[1, 1, 1], [1, 4, 1], [1, 1, 1]]),
-        ],
+        cases=[Case((4, 0), "111 101 111", "111 141 111")],
     )
     def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
         ...
@@ -16,14 +14,17 @@ holds it (``atlas_actors/arc/ops/<family>.py``)::
 registers the op ``fill_enclosed`` (the function's name, unless ``name=`` says
 otherwise): the kinds of its parameters after the input grid (``g``, always of kind
 :attr:`Kind.GRID`), its family (the module's name), its parameter generator (a function
-of a :class:`~atlas_actors.arc.infer.Ctx` yielding argument tuples; or ``no_generator=``
-with the reason it has none, e.g. an op reached only by mutation) and its example cases
-(arguments after the input grid, input, expected output). The decorator returns the
-function unchanged, so ops call each other and
-:meth:`~atlas_actors.arc.dsl.Program.to_python` copies their source as plain functions.
+of a :class:`~atlas_actors.arc.infer.Ctx` yielding argument tuples, :data:`BG` for the
+background colour alone; or ``no_generator=`` with the reason it has none, e.g. an op
+reached only by mutation), when the generator is worth running (``when=`` flags of
+:class:`When`, and ``only_if=`` tests of the state, run in order before the generator)
+and its example cases (arguments after the input grid, input, expected output; grids as
+rows or as compact text, :func:`grid_of`). The decorator returns the function unchanged,
+so ops call each other and :meth:`~atlas_actors.arc.dsl.Program.to_python` copies their
+source as plain functions.
 
 Adding an op is one edit: write the function with its declaration in the family module
-it belongs to. It joins the search after every op of :data:`~atlas_actors.arc.ops.ORDER`.
+it belongs to. It joins the search after every op of :data:`~atlas_actors.arc.ops.RANK`.
 
 :mod:`atlas_actors.arc.ops` imports the family modules and orders the declared ops
 (:func:`in_order`) into :data:`~atlas_actors.arc.dsl.OPS` and the generators into
@@ -44,6 +45,71 @@ if TYPE_CHECKING:
 Args = tuple[Any, ...]
 Generator = Callable[["Ctx"], Iterator[Args]]
 """A parameter generator: the argument tuples (after the input grid) worth trying."""
+Check = Callable[["Ctx"], bool]
+"""A test of a search state that must pass for an op's generator to be run
+(``@op(only_if=...)``)."""
+
+
+@dataclass(frozen=True)
+class OnSelf:
+    """A check that tries the op itself: ``test(ctx, the op's function, ctx.bg)``, e.g.
+    ``@op(only_if=OnSelf(fits))``: the op with the background gives every target."""
+
+    test: Callable[[Ctx, Callable[..., Any], int], bool]
+
+
+@dataclass(frozen=True)
+class Fitting:
+    """A generator that tries the op itself: of the argument tuples ``candidates(ctx)``
+    yields, those with which ``test(ctx, the op's function, *args)`` holds (only the
+    first when ``first``), e.g. ``@op(generator=Fitting(fits, lambda ctx: ((k, ctx.bg)
+    for k in (8, 4)), first=True))``."""
+
+    test: Callable[..., bool]
+    candidates: Generator
+    first: bool = False
+
+    def of(self, fn: Callable[..., Any]) -> Generator:
+        """The generator for the op whose function is ``fn``."""
+
+        def run(ctx: Ctx) -> Iterator[Args]:
+            for args in self.candidates(ctx):
+                if self.test(ctx, fn, *args):
+                    yield args
+                    if self.first:
+                        return
+
+        return run
+
+
+def background(ctx: Ctx) -> Iterator[Args]:
+    """The generator of an op whose one parameter is the background colour."""
+    yield (ctx.bg,)
+
+
+BG: Generator = background
+"""Short name for declarations: ``@op(generator=BG)``."""
+
+
+def plain(ctx: Ctx) -> Iterator[Args]:
+    """The generator of an op with no parameters after the grid: try it once."""
+    yield ()
+
+
+PLAIN: Generator = plain
+"""Short name for declarations: ``@op(generator=PLAIN)``."""
+
+
+def guarded(generator: Generator, checks: tuple[Check, ...]) -> Generator:
+    """``generator``, yielding nothing unless every one of ``checks`` passes (tested in
+    order when the first argument tuple is asked for)."""
+
+    def run(ctx: Ctx) -> Iterator[Args]:
+        if all(check(ctx) for check in checks):
+            yield from generator(ctx)
+
+    return run
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -142,21 +208,42 @@ class OneOf:
 ParamKind = Kind | OneOf
 
 
-@dataclass(frozen=True)
+Rows = list[list[int]]
+
+
+def grid_of(text: str | Rows) -> Rows:
+    """A grid written compactly, one digit a cell and a space between rows (``"120 034"``
+    is ``[[1, 2, 0], [0, 3, 4]]``); a grid given as rows is returned as it is."""
+    if not isinstance(text, str):
+        return text
+    if not text.replace(" ", "").isdigit():
+        raise ValueError(f"a grid is digits with a space between rows, got {text!r}")
+    return [[int(c) for c in row] for row in text.split()]
+
+
+@dataclass(frozen=True, init=False)
 class Case:
     """One example of an op: the arguments after the input grid (``args``; or a whole
-    ``program`` in JSON form, see :meth:`of`), an input grid and the expected output.
+    ``program`` in JSON form, see :meth:`of`), an input grid and the expected output,
+    each as rows or as compact text (:func:`grid_of`): ``Case((4, 0), "111 101 111",
+    "111 141 111")``.
 
     Every case is run compiled and as standalone Python by the DSL's tests, and the
     op's generator is run on it as a one-pair task (its arguments must be valid)."""
 
     args: tuple[Any, ...]
     grid: Any
-    want: list[list[int]]
+    want: Rows
     program: Any = None
 
+    def __init__(self, args: tuple[Any, ...], grid: Any, want: Rows | str, program: Any = None):
+        object.__setattr__(self, "args", args)
+        object.__setattr__(self, "grid", grid_of(grid))
+        object.__setattr__(self, "want", grid_of(want))
+        object.__setattr__(self, "program", program)
+
     @classmethod
-    def of(cls, program: Any, grid: Any, want: list[list[int]]) -> Case:
+    def of(cls, program: Any, grid: Any, want: Rows | str) -> Case:
         """A case given as a whole program (e.g. the op over another op's output)."""
         return cls((), grid, want, program)
 
@@ -204,10 +291,11 @@ def op(
     *,
     params: tuple[ParamKind, ...] = (),
     name: str | None = None,
-    generator: Generator | None = None,
+    generator: Generator | Fitting | None = None,
     no_generator: str = "",
     cases: Iterable[Case] = (),
     when: When = When.ALWAYS,
+    only_if: Check | OnSelf | tuple[Check | OnSelf, ...] = (),
 ) -> Callable[[F], F]:
     """Declare the decorated function as a DSL op (see the module docstring)."""
 
@@ -227,14 +315,19 @@ def op(
             )
         if (generator is None) == (not no_generator):
             raise ValueError(f"{where}: give a generator or the reason for none, not both")
-        if when and generator is None:
-            raise ValueError(f"{where}: when= is a condition of the generator: give one")
+        if (when or only_if) and generator is None:
+            raise ValueError(f"{where}: when= and only_if= are conditions of the generator")
+        gen = generator.of(fn) if isinstance(generator, Fitting) else generator
+        checks = tuple(
+            (lambda ctx, t=c.test: t(ctx, fn, ctx.bg)) if isinstance(c, OnSelf) else c
+            for c in (only_if if isinstance(only_if, tuple) else (only_if,))
+        )
         _DECLARED[n] = OpSpec(
             n,
             fn,
             kinds,
             fn.__module__.rpartition(".")[2],
-            generator,
+            guarded(gen, checks) if gen and checks else gen,
             no_generator,
             tuple(cases),
             when,

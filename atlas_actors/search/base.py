@@ -132,6 +132,9 @@ class NodeView(_Model):
     slot: int = 0
     """Other expansions of this node running at the same time, picked before this one
     (0 normally): they may propose the likeliest actions, so propose alternatives."""
+    time_left: float | None = None
+    """Seconds left of the search's time limit when the call was made (None: no time
+    limit): a proposer that works in steps can offer what it has before the limit."""
 
 
 @runtime_checkable

@@ -72,16 +72,15 @@ __all__ = [
 # ------------------------------------------------------------------ offline backend
 
 
-def solution_size(solution: Any) -> int:
-    """How big a solution is: changed lines of a unified diff, lines of other text,
-    about one per 80 characters of JSON for data."""
+def solution_size(solution: Any, outcome: Outcome | None = None) -> int:
+    """How big a solution is: the size its environment reported (``Outcome.size``),
+    else lines of text, about one per 80 characters of JSON for data."""
+    if outcome is not None and outcome.size is not None:
+        return outcome.size
     if solution is None:
         return 0
     if isinstance(solution, str):
-        lines = solution.splitlines()
-        if any(ln.startswith(("--- ", "+++ ", "@@")) for ln in lines):
-            return sum(1 for ln in lines if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- ")))
-        return len(lines)
+        return len(solution.splitlines())
     import json
 
     return max(1, len(json.dumps(solution, default=str)) // 80)
@@ -152,7 +151,7 @@ class TestEvidenceScorer:
                 confidence=0.0,
                 source="partial_score",
             )
-        size = solution_size(candidate.solution)
+        size = solution_size(candidate.solution, candidate.outcome)
         size_cut = self.size_weight * size / (size + self.size_scale) if size else 0.0
         tests = outcome.tests
         if tests is None:
@@ -554,7 +553,7 @@ class Discriminator:
                 est.value,
                 bool(outcome and outcome.success),
                 outcome.partial_score if outcome else c.fitness,
-                -solution_size(c.solution),
+                -solution_size(c.solution, outcome),
                 -i,
             )
 

@@ -349,4 +349,10 @@ def stop_detail(stopped: StopReason, stats: MCTSStats, nodes: Sequence[MCTSNode]
 
 def _rank(node: MCTSNode) -> tuple[bool, float, float, int, int]:
     partial = node.outcome.partial_score if node.outcome is not None else 0.0
-    return (node.succeeded, node.value, partial, -solution_size(node.solution), -node.id)
+    return (
+        node.succeeded,
+        node.value,
+        partial,
+        -solution_size(node.solution, node.outcome),
+        -node.id,
+    )

@@ -94,6 +94,7 @@ class Expander:
             outcome=node.outcome,
             tried=list(node.tried),
             feedback=node.feedback[-MAX_FEEDBACK_ENTRIES:],
+            time_left=self.run.time_left(),
         )
 
     async def expand_into(

@@ -16,6 +16,7 @@ from atlas_actors.environments.base import Stepper, Toolbox, Verifier
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import ProposedAction
 from atlas_actors.search.proposers import MixedProposer
+from atlas_actors.swe.grading import changed_lines
 from atlas_actors.types import Candidate, Experience, Task, TaskResult
 
 ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
@@ -140,9 +141,7 @@ def patch_changes(solution: Any) -> tuple[str, ...] | None:
     compare equal; None for anything but a patch."""
     if not isinstance(solution, str):
         return None
-    return tuple(
-        ln for ln in solution.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
-    )
+    return changed_lines(solution)
 
 
 async def report(

@@ -56,6 +56,7 @@ from atlas_actors.swe.actions import (
 )
 from atlas_actors.swe.grading import (
     FEEDBACK_TAIL,
+    changed_lines,
     failed_report,
     grade_log,
     graded_outcome,
@@ -694,7 +695,8 @@ class SWEEnvironment(TaskHolder):
                 await self.workspace.restart()
             self._tree = "verify"
             self.verifications += 1
-            return await self._verify(instance, solution)
+            outcome = await self._verify(instance, solution)
+        return outcome.model_copy(update={"size": len(changed_lines(solution))})
 
     async def _verify(self, instance: SWEInstance, patch: str) -> Outcome:
         from swebench.harness.utils import make_test_spec

@@ -196,6 +196,14 @@ def outcome_summary(outcome: Outcome) -> str:
     )
 
 
+def changed_lines(patch: str) -> tuple[str, ...]:
+    """The lines a unified diff removes and adds (``-``/``+`` lines, headers left out):
+    what the patch changes, the same for two diffs of one change."""
+    return tuple(
+        ln for ln in patch.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++ ", "--- "))
+    )
+
+
 def hide_fail_to_pass(outcome: Outcome) -> Outcome:
     """``outcome`` as a search may see it when the FAIL_TO_PASS tests are hidden
     (SWE-bench's protocol): their results, names and output are gone; what is left is
@@ -204,7 +212,9 @@ def hide_fail_to_pass(outcome: Outcome) -> Outcome:
     that still pass."""
     report = outcome.tests
     if report is None:
-        return Outcome(success=False, partial_score=0.0, feedback=outcome.feedback)
+        return Outcome(
+            success=False, partial_score=0.0, feedback=outcome.feedback, size=outcome.size
+        )
     hidden = len(report.fail_to_pass_passed) + len(report.fail_to_pass_failed)
     visible = report.model_copy(
         update={"fail_to_pass_passed": [], "fail_to_pass_failed": [], "hidden": hidden}
@@ -214,6 +224,7 @@ def hide_fail_to_pass(outcome: Outcome) -> Outcome:
             success=False,
             feedback=tail(outcome.feedback.split("\n", 1)[0]),
             tests=visible,
+            size=outcome.size,
             details={"patch_applied": False},
         )
     kept, broken = report.pass_to_pass_passed, report.pass_to_pass_failed
@@ -233,5 +244,6 @@ def hide_fail_to_pass(outcome: Outcome) -> Outcome:
         partial_score=len(kept) / graded if graded and report.log_trusted else 0.0,
         feedback="\n".join(lines),
         tests=visible,
+        size=outcome.size,
         details={"patch_applied": True},
     )

@@ -59,12 +59,25 @@ def _value(cand: Candidate) -> float:
     return TestEvidenceScorer().evaluate(cand).value
 
 
-def test_solution_size_counts_changed_lines_of_a_diff() -> None:
-    assert solution_size(PATCH_1) == 2
-    assert solution_size(PATCH_4) == 6
+def test_solution_size_is_the_environments_measure_else_the_text() -> None:
+    # the environment's measure wins (a SWE patch: its changed lines) ...
+    assert solution_size(PATCH_4, Outcome(success=False, size=6)) == 6
+    assert solution_size(PATCH_4, Outcome(success=False, size=0)) == 0
+    # ... else the solution's text: its lines, or its JSON's length for data
+    assert solution_size(PATCH_4) == PATCH_4.count("\n")
+    assert solution_size(PATCH_4, Outcome(success=False)) == PATCH_4.count("\n")
     assert solution_size("") == 0 and solution_size(None) == 0
     assert solution_size("x = 1\ny = 2") == 2
     assert solution_size([[1, 2], [3]]) == 1
+
+
+def test_size_tie_break_reads_the_reported_size() -> None:
+    # equal evidence: the smaller reported size is worth more, whatever the text's length
+    a = _cand(_report((1, 0), (3, 0)), success=True, partial=1.0, solution=PATCH_4)
+    b = _cand(_report((1, 0), (3, 0)), success=True, partial=1.0, solution=PATCH_1)
+    assert a.outcome is not None and b.outcome is not None
+    a.outcome.size, b.outcome.size = 1, 40
+    assert _value(a) > _value(b)
 
 
 def test_evidence_orders_fixes_and_regressions() -> None:

@@ -831,3 +831,17 @@ async def test_resume_refuses_another_task_or_seed(tmp_path: Path) -> None:
     path.write_text("{not json")
     with pytest.raises(ConfigError, match="not a search tree"):
         await _random_search(1, max_expansions=3).search(task, seed=1, tree_path=path)
+
+
+@pytest.mark.parametrize("limit", [None, 300.0])
+async def test_the_proposer_sees_the_time_left(limit: float | None) -> None:
+    proposer = ScriptedProposer({}, default=[WRONG, RIGHT])
+    search, _, _ = _search(proposer, parallel_expansions=1, rollout_depth=0, time_limit_s=limit)
+    result = await search.search(toy_task(START, TARGET), seed=1)
+    assert result.solved
+    left = [v.time_left for v in proposer.views]
+    if limit is None:
+        assert left and all(t is None for t in left)
+    else:  # what was left of the limit at each call, falling
+        assert left and all(t is not None and 0 < t <= limit for t in left)
+        assert left == sorted(left, reverse=True)  # type: ignore[type-var]

@@ -85,8 +85,12 @@ async def test_gold_patch_resolves_every_example(
 
 
 async def test_gold_resolves(textkit_env: SWEEnvironment, examples: dict[str, SWEInstance]) -> None:
-    out = await textkit_env.verify(examples["textkit"].patch)
+    patch = examples["textkit"].patch
+    out = await textkit_env.verify(patch)
     assert out.success and out.partial_score == 1.0, out.feedback
+    # the size the search's tie-break reads: the lines the patch removes and adds
+    changed = [ln for ln in patch.splitlines() if ln[:1] in "+-" and ln[:4] not in ("+++ ", "--- ")]
+    assert out.size == len(changed) > 0
 
 
 async def test_empty_patch_unresolved_names_failing_tests(
@@ -94,7 +98,7 @@ async def test_empty_patch_unresolved_names_failing_tests(
 ) -> None:
     inst = examples["textkit"]
     out = await textkit_env.verify("")
-    assert not out.success
+    assert not out.success and out.size == 0
     for test in inst.FAIL_TO_PASS:
         assert test in out.feedback
     graded = len(inst.FAIL_TO_PASS) + len(inst.PASS_TO_PASS)

@@ -205,8 +205,8 @@ def test_hidden_fail_to_pass_tests_leave_no_trace(inst: SWEInstance) -> None:
     statuses[inst.PASS_TO_PASS[0]] = "FAILED"
     log = _log(statuses, 1)
     full = graded_outcome(inst, grade_log(inst, _spec(inst), log, 1, None), log)
-    seen = hide_fail_to_pass(full)
-    assert not seen.success
+    seen = hide_fail_to_pass(full.model_copy(update={"size": 7}))
+    assert not seen.success and seen.size == 7  # the patch's size stays visible
     assert seen.tests is not None and seen.tests.hidden == len(inst.FAIL_TO_PASS)
     assert seen.tests.fail_to_pass_passed == seen.tests.fail_to_pass_failed == []
     assert seen.tests.pass_to_pass_failed == [inst.PASS_TO_PASS[0]]
@@ -214,6 +214,14 @@ def test_hidden_fail_to_pass_tests_leave_no_trace(inst: SWEInstance) -> None:
     for name in inst.FAIL_TO_PASS:  # no name, status or output of a hidden test
         assert name.split("::")[-1] not in text
     assert seen.partial_score == pytest.approx(1 - 1 / len(inst.PASS_TO_PASS))
+
+
+def test_changed_lines_are_a_diffs_removed_and_added_lines() -> None:
+    from atlas_actors.swe.grading import changed_lines
+
+    patch = "--- a/x.py\n+++ b/x.py\n@@ -1,2 +1,2 @@\n ctx\n-a = 1\n+a = 2\n"
+    assert changed_lines(patch) == ("-a = 1", "+a = 2")
+    assert changed_lines("") == ()
 
 
 def test_visible_tests_is_checked() -> None:

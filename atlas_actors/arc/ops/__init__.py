@@ -31,11 +31,10 @@ assembly    putting pieces together
 turned      twins of one-orientation ops that work under any rigid transform
 =========== ==================================================================
 
-:data:`OPS` and :data:`GENERATORS` list them in a fixed order: the search expands ops
-in :data:`GENERATORS` order under a budget, and mutation draws from :data:`OPS`, so the
-order is part of the search's behaviour. It is recorded here (:data:`ORDER`,
-:data:`GENERATOR_ORDER`, the order the ops had before they moved into families); an op
-not recorded follows every recorded one, in declaration order.
+:data:`OPS` and :data:`GENERATORS` list them in one fixed order, :data:`RANK`: the
+search expands ops in that order under a budget, so the order is part of the search's
+behaviour, and it is recorded here rather than left to the modules an op lives in. An op
+not ranked follows every ranked one, in declaration order.
 """
 
 from __future__ import annotations
@@ -73,50 +72,7 @@ from atlas_actors.arc.ops import (
 )
 from atlas_actors.arc.registry import Generator, OpSpec, declared, in_order
 
-ORDER = """
-rot90 rot180 rot270 flip_h flip_v transpose antitranspose rigid shift recolor replace_color
-keep_color erase_color swap_colors majority_recolor minority_recolor crop_object crop_nonbg
-crop_color crop_inside drop_bg_lines dedup_lines map_objects recolor_by recolor_rank
-filter_objects keep_extreme remove_extreme upscale downscale tile tile_t kron_self hcat vcat
-layer split_combine split_overlay split_pick gravity fill_enclosed fill_bbox halo interior
-border rays connect symmetrize sym_repair symmetrize_bbox crop_noise_repair count_row
-most_common_color_cell local_rule period_repair crop_period cells_to_pixels upscale_by
-object_gravity move_to_contact trim classify extend_period crop_at const_grid connect_diag
-lattice_fill stamp rays_all attract symmetrize_about stripes color_list fold line_majority
-continue_period flood_from canvas repeat_bbox fill_regions cells_map fill_color_bbox spiral
-count_fill align project paint_template snap_to_line recolor_nearest bounce fill_gaps
-fill_squares stride_recolor denoise recolor_extremes recolor_if move_by_size recolor_except
-fill_empty_lines swap_other complete_templates hollow connect_layered ring_colors
-extend_ends connect_l fill_holes halo_if mark_contact corner_rays obj_diag_ray cell_connect
-dashed_rays center_lines fill_corners cell_broadcast diag_period_fill cell_max_fill
-snap_to_wall recolor_by_dot recolor_matching flood_alternate corner_marks midpoint_mark
-bridge cross_swap meet_middle half_recolor frame_in_markers stretch_to_dot step_toward
-keep_center_line alternate_cells merge_touching wall_rays recolor_in_box pointer_ray
-symmetrize_mark fill_largest_rect complete_lines cell_expand cell_template_mark diag_bounce
-cell_key_place mirror_marker checker_interior border_marks mark_crossings stamp_markers
-role_stamp anchor_copy fit_templates repeat_toward cell_fit_templates pieces_into_holes
-spill_cups extend_rings kron_eq crop_most histogram key_mask downscale_auto count_diag
-color_order lookup_grid overlay_parts block_summary object_color overlay_windows pingpong
-crop_marked fit_in_frame paint_fg pad_extend snake_colors largest_bars corner_quadrants
-line_colors most_dotted join_pieces grow_rows sample_lattice corner_assemble crop_margin
-attract_to rays_paint diag_marks center_in copy_to_match mirror_across gather_dots
-nest_colors mirror_to_markers crop_lines ray_to_wall recolor_topology crop_solid_rect
-place_halves sort_stack march_copies overlay_corners panel_transforms panel_colors
-extend_drift extend_runs lines_by_position palette_stripes fill_panels_by_place
-recolor_regions fill_windows hole_lines dot_lines_by_region spill_beam seed_motif ray_detour
-repeat_count extend_layers canvas_count fill_marked_box nest_complete assemble_by_mark
-kron_fill unocclude count_colors_grid line_staircase shift_by_count fill_rooms
-complete_by_analogy move_by_count turn_objects extend_segments erase_contained
-dot_paint_touching shear mirror_cross overlay_objects wall_gravity block_pixels
-connect_corners_diag shift_by_color kron_own complete_copies legend_recolor mirror_line
-cycle_recolor keep_top_colors trim_objects square_ticks nest_by_count step_to_marker
-dot_to_corner reverse_path roll_by_key toggle_lines bounce_r anchor_copy_r largest_bars_r
-grow_rows_r count_diag_r palette_stripes_r canvas_r stripes_r fill_squares_r
-alternate_cells_r panel_transforms_r panel_colors_r
-""".split()  # noqa: SIM905 - a word per op keeps the list short
-"""Every op in the order of :data:`OPS`."""
-
-GENERATOR_ORDER = """
+RANK = """
 rot90 rot180 rot270 flip_h flip_v transpose antitranspose shift crop_nonbg crop_object
 crop_color crop_inside drop_bg_lines dedup_lines upscale downscale tile tile_t kron_self
 split_combine split_overlay split_pick recolor_by filter_objects recolor_rank keep_extreme
@@ -157,7 +113,9 @@ dot_to_corner reverse_path roll_by_key toggle_lines bounce_r anchor_copy_r large
 grow_rows_r count_diag_r palette_stripes_r canvas_r stripes_r fill_squares_r
 alternate_cells_r panel_transforms_r panel_colors_r
 """.split()  # noqa: SIM905 - a word per op keeps the list short
-"""Every op with a generator in the order of :data:`GENERATORS`."""
+"""The search order: every op with a generator, in the order the search tries them
+(:data:`GENERATORS`). An op not ranked here follows every ranked one, in declaration
+order; :data:`OPS` lists every op in this order too."""
 
 FAMILIES: tuple[types.ModuleType, ...] = (
     geometry,
@@ -192,16 +150,13 @@ FAMILIES: tuple[types.ModuleType, ...] = (
 
 _DECLARED = declared()
 
-OPS: dict[str, OpSpec] = {n: _DECLARED[n] for n in in_order(list(_DECLARED), ORDER)}
-"""Every op of the DSL by name."""
+OPS: dict[str, OpSpec] = {n: _DECLARED[n] for n in in_order(list(_DECLARED), RANK)}
+"""Every op of the DSL by name, in :data:`RANK` order."""
 
-GENERATED: tuple[OpSpec, ...] = tuple(
-    _DECLARED[n]
-    for n in in_order([n for n, s in _DECLARED.items() if s.generator], GENERATOR_ORDER)
-)
+GENERATED: tuple[OpSpec, ...] = tuple(s for s in OPS.values() if s.generator)
 """The ops with a generator, in the order the search tries them (ops absent here are
 only reached by mutation or the search's finishers)."""
 
 GENERATORS: dict[str, Generator] = {s.name: s.arguments for s in GENERATED}
 """Op name -> its inferred argument tuples for a state (none unless the op's ``when``
-holds), in the order the search tries them."""
+flags and ``only_if`` tests hold), in the order the search tries them."""

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, d4_cells, rigid_transform, role_color
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
@@ -18,48 +18,26 @@ def _shape_key(ys: Grid, xs: Grid) -> tuple[tuple[int, int], ...]:
     return tuple(sorted(zip((ys - ys.min()).tolist(), (xs - xs.min()).tolist(), strict=True)))
 
 
-def g_pieces_into_holes(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, the same colour counts, and some cells changed (things moved)."""
-    for s, t in ctx.pairs:
-        if (s == t).all() or not np.array_equal(
-            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
-        ):
-            return
-    for turns in ("id", "d4"):
-        if fits(ctx, pieces_into_holes, turns, ctx.bg):
-            yield (turns, ctx.bg)
-            return
-
-
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
-    generator=g_pieces_into_holes,
+    generator=Fitting(fits, lambda ctx: ((t, ctx.bg) for t in ("id", "d4")), first=True),
+    only_if=lambda ctx: all(
+        not (s == t).all()
+        and np.array_equal(
+            np.bincount(s.ravel(), minlength=10), np.bincount(t.ravel(), minlength=10)
+        )
+        for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the lone 2 moves into the one-cell hole of the 5 ring
-        Case(
-            ("id", 0),
-            [[5, 5, 5, 0, 0, 0], [5, 0, 5, 0, 2, 0], [5, 5, 5, 0, 0, 0]],
-            [[5, 5, 5, 0, 0, 0], [5, 2, 5, 0, 0, 0], [5, 5, 5, 0, 0, 0]],
-        ),
+        Case(("id", 0), "555000 505020 555000", "555000 525000 555000"),
         # two 1 x 2 pieces: the 7 has other objects (noise), so the 6 goes in
-        Case(
-            ("id", 0),
-            [[5, 5, 5, 5, 0, 7], [5, 0, 0, 5, 0, 0], [5, 5, 5, 5, 0, 0], [7, 7, 0, 6, 6, 0]],
-            [[5, 5, 5, 5, 0, 7], [5, 6, 6, 5, 0, 0], [5, 5, 5, 5, 0, 0], [7, 7, 0, 0, 0, 0]],
-        ),
+        Case(("id", 0), "555507 500500 555500 770660", "555507 566500 555500 770000"),
         # turned: the upright 1 x 2 piece fills the flat 1 x 2 hole
-        Case(
-            ("d4", 0),
-            [[5, 5, 5, 5, 0], [5, 0, 0, 5, 3], [5, 5, 5, 5, 3]],
-            [[5, 5, 5, 5, 0], [5, 3, 3, 5, 0], [5, 5, 5, 5, 0]],
-        ),
+        Case(("d4", 0), "55550 50053 55553", "55550 53350 55550"),
         # shifted only: the flat 4 4 piece fits, the upright 3 3 piece does not
-        Case(
-            ("id", 0),
-            [[5, 5, 5, 5, 0], [5, 0, 0, 5, 3], [5, 5, 5, 5, 3], [0, 0, 0, 4, 4]],
-            [[5, 5, 5, 5, 0], [5, 4, 4, 5, 3], [5, 5, 5, 5, 3], [0, 0, 0, 0, 0]],
-        ),
+        Case(("id", 0), "55550 50053 55553 00044", "55550 54453 55553 00000"),
     ],
 )
 def pieces_into_holes(g: Grid, turns: str, bg: int) -> Grid:
@@ -107,26 +85,14 @@ def pieces_into_holes(g: Grid, turns: str, bg: int) -> Grid:
     return o
 
 
-def g_fit_in_frame(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_fit_in_frame,
+    generator=BG,
     when=W.SMALLER | W.FIRST,
     cases=[
         Case(
-            (0,),
-            [
-                [2, 2, 2, 2, 2, 2, 0, 0, 0],
-                [2, 0, 0, 0, 0, 2, 0, 0, 0],
-                [2, 0, 0, 0, 0, 2, 0, 0, 0],
-                [2, 2, 2, 2, 2, 2, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0, 0, 3, 5],
-            ],
-            [[2, 2, 2, 2, 2, 2], [2, 3, 3, 5, 5, 2], [2, 3, 3, 5, 5, 2], [2, 2, 2, 2, 2, 2]],
-        ),
+            (0,), "222222000 200002000 200002000 222222000 000000035", "222222 233552 233552 222222"
+        )
     ],
 )
 def fit_in_frame(g: Grid, bg: int) -> Grid:
@@ -164,16 +130,8 @@ def g_paint_fg(ctx: Ctx) -> Iterator[Args]:
     params=(K.GRID, OneOf("common", "second", "least", "lost"), K.COLOR),
     generator=g_paint_fg,
     cases=[
-        Case.of(
-            ["paint_fg", ["crop_color", "x", 1], "x", "common", 0],
-            [[3, 3, 0, 1], [3, 0, 0, 1]],
-            [[3], [3]],
-        ),
-        Case.of(
-            ["paint_fg", ["keep_color", "x", 1, 0], "x", "lost", 0],
-            [[1, 2], [0, 1]],
-            [[2, 0], [0, 2]],
-        ),
+        Case.of(["paint_fg", ["crop_color", "x", 1], "x", "common", 0], "3301 3001", "3 3"),
+        Case.of(["paint_fg", ["keep_color", "x", 1, 0], "x", "lost", 0], "12 01", "20 02"),
     ],
 )
 def paint_fg(g: Grid, src: Grid, role: str, bg: int) -> Grid:
@@ -193,22 +151,12 @@ def paint_fg(g: Grid, src: Grid, role: str, bg: int) -> Grid:
     return o
 
 
-def g_join_pieces(ctx: Ctx) -> Iterator[Args]:
-    """Targets with no background cell, smaller than the states."""
-    if ctx.smaller and ctx.depth == 0 and all((t != ctx.bg).all() for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_join_pieces,
-    cases=[
-        Case(
-            (0,),
-            [[3, 3, 0, 0, 0], [3, 0, 0, 0, 0], [0, 0, 0, 0, 7], [0, 0, 0, 7, 7]],
-            [[3, 3, 7], [3, 7, 7]],
-        ),
-    ],
+    generator=BG,
+    when=W.SMALLER | W.FIRST,
+    only_if=lambda ctx: all((t != ctx.bg).all() for t in ctx.targets),
+    cases=[Case((0,), "33000 30000 00007 00077", "337 377")],
 )
 def join_pieces(g: Grid, bg: int) -> Grid:
     """Two one-colour pieces fitted together (by translation) into a full rectangle
@@ -245,27 +193,12 @@ def join_pieces(g: Grid, bg: int) -> Grid:
     return best
 
 
-def g_corner_assemble(ctx: Ctx) -> Iterator[Args]:
-    if ctx.smaller and ctx.depth == 0 and all(t.shape[0] % 2 == 0 for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_corner_assemble,
-    cases=[
-        Case(
-            (0,),
-            [
-                [0, 2, 2, 0, 8, 8, 0],
-                [0, 0, 2, 0, 8, 0, 0],
-                [0, 0, 0, 0, 0, 0, 0],
-                [3, 0, 0, 0, 0, 0, 1],
-                [3, 3, 0, 0, 0, 1, 1],
-            ],
-            [[8, 8, 2, 2], [8, 0, 0, 2], [3, 0, 0, 1], [3, 3, 1, 1]],
-        ),
-    ],
+    generator=BG,
+    when=W.SMALLER | W.FIRST,
+    only_if=lambda ctx: all(t.shape[0] % 2 == 0 for t in ctx.targets),
+    cases=[Case((0,), "0220880 0020800 0000000 3000001 3300011", "8822 8002 3001 3311")],
 )
 def corner_assemble(g: Grid, bg: int) -> Grid:
     """Four equal-sized objects put together as the quadrants of one grid: each goes to
@@ -398,8 +331,8 @@ def g_fill_marked_box(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_BOX = [[4, 0, 0, 0, 4, 0], [2, 0, 0, 0, 0, 0], [4, 0, 0, 0, 4, 0], [0] * 6, [1, 1, 2, 0, 0, 0]]
-_BOX_OUT = [[4, 0, 0, 0, 4], [2, 2, 1, 1, 0], [4, 0, 0, 0, 4]]
+_BOX = "400040 200000 400040 000000 112000"
+_BOX_OUT = "40004 22110 40004"
 
 
 @op(
@@ -410,29 +343,11 @@ _BOX_OUT = [[4, 0, 0, 0, 4], [2, 2, 1, 1, 0], [4, 0, 0, 0, 4]]
         # the 1 2 outside the box of the 4 corners goes where it agrees with the 1 inside
         Case(
             ("id", 0),
-            [
-                [4, 0, 0, 0, 4, 0, 0],
-                [0, 0, 0, 0, 0, 0, 0],
-                [0, 0, 1, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0, 0],
-                [4, 0, 0, 0, 4, 0, 0],
-                [0, 0, 0, 0, 0, 0, 0],
-                [1, 2, 0, 0, 0, 0, 0],
-            ],
-            [[4, 0, 0, 0, 4], [0, 0, 0, 0, 0], [0, 0, 1, 2, 0], [0, 0, 0, 0, 0], [4, 0, 0, 0, 4]],
+            "4000400 0000000 0010000 0000000 4000400 0000000 1200000",
+            "40004 00000 00120 00000 40004",
         ),
         # a whole frame marks the box too: the 5 goes inside, scaled to fill it
-        Case(
-            ("id", 0),
-            [
-                [3, 3, 3, 3, 0],
-                [3, 0, 0, 3, 0],
-                [3, 0, 0, 3, 0],
-                [3, 3, 3, 3, 0],
-                [0, 0, 0, 0, 5],
-            ],
-            [[3, 3, 3, 3], [3, 5, 5, 3], [3, 5, 5, 3], [3, 3, 3, 3]],
-        ),
+        Case(("id", 0), "33330 30030 30030 33330 00005", "3333 3553 3553 3333"),
         # 1 1 2 flipped so that its 2 touches the box's 2
         Case(("flips", 0), _BOX, _BOX_OUT),
     ],
@@ -490,30 +405,25 @@ def _square_pieces(g: Grid, bg: int) -> list[Grid]:
     return pieces
 
 
-def g_assemble_by_mark(ctx: Ctx) -> Iterator[Args]:
-    """Square targets (3 or 2 pieces a side) with as many cells as their state has
-    non-background cells."""
-    for s, t in ctx.pairs:
-        if t.shape[0] != t.shape[1] or (t.shape[0] % 2 and t.shape[0] % 3):
-            return
-        if int((s != ctx.bg).sum()) != t.size:
-            return
-    if fits(ctx, assemble_by_mark, ctx.bg):
-        yield (ctx.bg,)
-
-
-_PICTURE = [[1, 5, 5, 2], [5, 5, 5, 5], [5, 5, 5, 5], [3, 5, 5, 4]]
-_PIECES = [[5, 5, 0, 1, 5], [5, 4, 0, 5, 5], [0] * 5, [5, 2, 5, 5, 0], [5, 5, 3, 5, 0]]
+_PICTURE = "1552 5555 5555 3554"
+_PIECES = "55015 54055 00000 52550 55350"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_assemble_by_mark,
+    generator=BG,
+    only_if=(
+        lambda ctx: all(
+            t.shape[0] == t.shape[1]
+            and not (t.shape[0] % 2 and t.shape[0] % 3)
+            and int((s != ctx.bg).sum()) == t.size
+            for s, t in ctx.pairs
+        ),
+        OnSelf(fits),
+    ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at
-        Case((0,), _PIECES, _PICTURE),
-    ],
+    # four 2 x 2 pieces (two of them touching), each put in the corner its mark is at
+    cases=[Case((0,), _PIECES, _PICTURE)],
 )
 def assemble_by_mark(g: Grid, bg: int) -> Grid:
     """Assemble square pieces into a 3 x 3 (9 pieces) or 2 x 2 (4 pieces) picture: the

@@ -15,9 +15,9 @@ from atlas_actors.arc.grids import (
     rigid_transform,
     sep_segments,
 )
-from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells, painted_only
+from atlas_actors.arc.infer import Args, Ctx, color_change, fits, g_crop_bg, has_cells
 from atlas_actors.arc.ops.connect import connect
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 def _lenient_segments(g: Grid, bg: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -68,13 +68,7 @@ def _panels(g: Grid, bg: int) -> list[tuple[int, int, int, int]]:
     params=(K.COLOR,),
     generator=g_crop_bg,
     when=W.SMALLER,
-    cases=[
-        Case(
-            (0,),
-            [[1, 0, 5, 0, 0], [0, 0, 5, 0, 2], [5, 5, 5, 5, 5], [0, 3, 5, 0, 0]],
-            [[1, 2], [3, 0]],
-        ),
-    ],
+    cases=[Case((0,), "10500 00502 55555 03500", "12 30")],
 )
 def cells_to_pixels(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into R x C cells, an R x C grid holding each
@@ -142,14 +136,8 @@ def g_cells_map(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*GRID_FEATURES), K.TABLE, K.COLOR),
     generator=g_cells_map,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # cells with 2 coloured cells become 1, others background
-        Case(
-            ("ncells", [[2, 1]], 0),
-            [[6, 6, 5, 6, 0], [0, 0, 5, 0, 0], [5, 5, 5, 5, 5], [6, 0, 5, 6, 6]],
-            [[1, 0], [0, 1]],
-        ),
-    ],
+    # cells with 2 coloured cells become 1, others background
+    cases=[Case(("ncells", [[2, 1]], 0), "66560 00500 55555 60566", "10 01")],
 )
 def cells_map(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
     """For a grid cut by separator lines into R x C cells, an R x C grid: each cell's
@@ -166,23 +154,13 @@ def cells_map(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
     return out
 
 
-def g_cell_connect(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, in grids cut into cells by separator lines."""
-    if ctx.depth <= 1 and painted_only(ctx) and has_cells(ctx):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_connect,
-    cases=[
-        # 3 x 3 cells cut by 5 lines: the two 2 cells of the middle row are joined
-        Case(
-            (0,),
-            [[0, 5, 0, 5, 0], [5, 5, 5, 5, 5], [2, 5, 0, 5, 2], [5, 5, 5, 5, 5], [0, 5, 0, 5, 0]],
-            [[0, 5, 0, 5, 0], [5, 5, 5, 5, 5], [2, 5, 2, 5, 2], [5, 5, 5, 5, 5], [0, 5, 0, 5, 0]],
-        ),
-    ],
+    generator=BG,
+    when=W.SHALLOW | W.PAINTED,
+    only_if=has_cells,
+    # 3 x 3 cells cut by 5 lines: the two 2 cells of the middle row are joined
+    cases=[Case((0,), "05050 55555 25052 55555 05050", "05050 55555 25252 55555 05050")],
 )
 def cell_connect(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into cells of one colour each, join every two
@@ -200,19 +178,13 @@ def cell_connect(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_broadcast(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, in grids cut into cells by separator lines."""
-    if ctx.depth <= 1 and painted_only(ctx) and has_cells(ctx):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_broadcast,
-    cases=[
-        # two cells cut by a 5 column: the empty one gets the other's pattern
-        Case((0,), [[1, 0, 5, 0, 0], [0, 2, 5, 0, 0]], [[1, 0, 5, 1, 0], [0, 2, 5, 0, 2]]),
-    ],
+    generator=BG,
+    when=W.SHALLOW | W.PAINTED,
+    only_if=has_cells,
+    # two cells cut by a 5 column: the empty one gets the other's pattern
+    cases=[Case((0,), "10500 02500", "10510 02502")],
 )
 def cell_broadcast(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into equal cells, copy the one pattern found
@@ -230,21 +202,13 @@ def cell_broadcast(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_max_fill(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, something changes, in grids cut into cells by separator lines."""
-    if ctx.depth > 1 or not ctx.same_shape or not has_cells(ctx):
-        return
-    if not all((s == t).all() for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell_max_fill,
-    cases=[
-        # the cell with the most cells (the right one) is filled, the left one cleared
-        Case((0,), [[1, 0, 5, 2, 2], [0, 0, 5, 0, 2]], [[0, 0, 5, 2, 2], [0, 0, 5, 2, 2]]),
-    ],
+    generator=BG,
+    when=W.CHANGED,
+    only_if=has_cells,
+    # the cell with the most cells (the right one) is filled, the left one cleared
+    cases=[Case((0,), "10522 00502", "00522 00522")],
 )
 def cell_max_fill(g: Grid, bg: int) -> Grid:
     """For a grid cut by separator lines into cells: the cells holding the most
@@ -264,32 +228,12 @@ def cell_max_fill(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_cell_expand(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes: try picking the emptiest and the fullest cell."""
-    for sel in ("min", "max"):
-        if fits(ctx, cell_expand, sel, ctx.bg):
-            yield (sel, ctx.bg)
-            return
-
-
 @op(
     params=(OneOf("min", "max"), K.COLOR),
-    generator=g_cell_expand,
+    generator=Fitting(fits, lambda ctx: ((s, ctx.bg) for s in ("min", "max")), first=True),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
-        Case(
-            ("min", 0),
-            [
-                [1, 0, 5, 1, 1],
-                [0, 0, 5, 0, 1],
-                [5, 5, 5, 5, 5],
-                [2, 2, 5, 3, 3],
-                [2, 0, 5, 3, 3],
-            ],
-            [[1, 1, 5, 0, 0], [1, 1, 5, 0, 0], [5, 5, 5, 5, 5], [0, 0, 5, 0, 0], [0, 0, 5, 0, 0]],
-        ),
-    ],
+    # 2 x 2 cells of 2 x 2: the emptiest cell (top left) is blown up over the grid
+    cases=[Case(("min", 0), "10511 00501 55555 22533 20533", "11500 11500 55555 00500 00500")],
 )
 def cell_expand(g: Grid, sel: str, bg: int) -> Grid:
     """For a grid cut by separator lines into n x m cells of n x m cells each: pick the
@@ -328,11 +272,9 @@ def g_cell_template_mark(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_cell_template_mark,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the fullest cell (left) is the template: the other cell gets its missing cells in
-        # the separator colour (5)
-        Case((-1, 0), [[1, 1, 5, 0, 1], [1, 0, 5, 0, 0]], [[1, 1, 5, 5, 1], [1, 0, 5, 5, 0]]),
-    ],
+    # the fullest cell (left) is the template: the other cell gets its missing cells in
+    # the separator colour (5)
+    cases=[Case((-1, 0), "11501 10500", "11551 10550")],
 )
 def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
     """For a grid cut by separator lines into equal cells: the cell holding the most
@@ -367,35 +309,22 @@ def cell_template_mark(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_cell_key_place(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, fewer non-background cells: the key is a colour of every state."""
-    if any(int((t != ctx.bg).sum()) >= int((s != ctx.bg).sum()) for s, t in ctx.pairs):
-        return
-    for k in ctx.state_colors[:10]:
-        if all((s == k).any() for s in ctx.states) and fits(ctx, cell_key_place, k, ctx.bg):
-            yield (k, ctx.bg)
-            return
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_cell_key_place,
-    when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom
-        # right cell; the rest is cleared
-        Case(
-            (4, 0),
-            [
-                [1, 0, 5, 0, 0],
-                [0, 4, 5, 2, 0],
-                [5, 5, 5, 5, 5],
-                [3, 0, 5, 0, 0],
-                [0, 0, 5, 0, 6],
-            ],
-            [[0, 0, 5, 0, 0], [0, 0, 5, 0, 0], [5, 5, 5, 5, 5], [0, 0, 5, 1, 0], [0, 0, 5, 0, 4]],
+    generator=Fitting(
+        fits,
+        lambda ctx: (
+            (k, ctx.bg) for k in ctx.state_colors[:10] if all((s == k).any() for s in ctx.states)
         ),
-    ],
+        first=True,
+    ),
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.SAME_SHAPE | W.SHALLOW,
+    # the cell holding the 4 (top left, the 4 at its bottom right) moves to the bottom
+    # right cell; the rest is cleared
+    cases=[Case((4, 0), "10500 04520 55555 30500 00506", "00500 00500 55555 00510 00504")],
 )
 def cell_key_place(g: Grid, k: int, bg: int) -> Grid:
     """For a grid cut by separator lines into n x m cells of n x m cells each: the one
@@ -458,15 +387,9 @@ def g_panel_transforms(ctx: Ctx) -> Iterator[Args]:
     params=(K.RIGIDS, K.COLOR),
     generator=g_panel_transforms,
     when=W.SAME_SHAPE | W.FIRST,
-    cases=[
-        # panels cut by the 5 column: the second is the first mirrored left-right, the
-        # third the first turned a half turn
-        Case(
-            ([0, 4, 2], 0),
-            [[1, 2, 5, 0, 0, 5, 0, 0], [3, 0, 5, 0, 0, 5, 0, 0]],
-            [[1, 2, 5, 2, 1, 5, 0, 3], [3, 0, 5, 0, 3, 5, 2, 1]],
-        ),
-    ],
+    # panels cut by the 5 column: the second is the first mirrored left-right, the
+    # third the first turned a half turn
+    cases=[Case(([0, 4, 2], 0), "12500500 30500500", "12521503 30503521")],
 )
 def panel_transforms(g: Grid, ts: list[int], bg: int) -> Grid:
     """The grid is cut into panels by full separator lines of one colour; panel ``i``
@@ -541,12 +464,8 @@ _KB = panel_key(np.array([[2, 2], [2, 0]]))
     cases=[
         # two panels cut by the 0 column (0 also inside them): each panel's content looked
         # up (1-panel -> 4, 2-panel -> 6) and written as a row of 3
-        Case(
-            ([[_KA, 4], [_KB, 6]], "rows", 3, 0),
-            [[1, 1, 0, 2, 2], [1, 0, 0, 2, 0]],
-            [[4, 4, 4], [6, 6, 6]],
-        ),
-        Case(([[_KA, 4], [_KB, 6]], "cols", 1, 0), [[2, 2, 0, 1, 1], [2, 0, 0, 1, 0]], [[6, 4]]),
+        Case(([[_KA, 4], [_KB, 6]], "rows", 3, 0), "11022 10020", "444 666"),
+        Case(([[_KA, 4], [_KB, 6]], "cols", 1, 0), "22011 20010", ("64")),
     ],
 )
 def panel_colors(g: Grid, table: list[list[int]], layout: str, n: int, bg: int) -> Grid:
@@ -624,14 +543,14 @@ def g_fill_panels_by_place(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_fill_panels_by_place,
     when=W.SAME_SHAPE | W.FIRST,
+    # 3 x 3 panels cut by 5 lines: the first panel painted 1, the middle one 2, the
+    # last one 3 (keys 4 * row class + column class)
     cases=[
-        # 3 x 3 panels cut by 5 lines: the first panel painted 1, the middle one 2, the
-        # last one 3 (keys 4 * row class + column class)
         Case(
             ([[0, 1], [5, 2], [10, 3]], 0),
-            [[0, 5, 0, 5, 0], [5, 5, 5, 5, 5], [0, 5, 0, 5, 0], [5, 5, 5, 5, 5], [0, 5, 7, 5, 0]],
-            [[1, 5, 0, 5, 0], [5, 5, 5, 5, 5], [0, 5, 2, 5, 0], [5, 5, 5, 5, 5], [0, 5, 7, 5, 3]],
-        ),
+            "05050 55555 05050 55555 05750",
+            "15050 55555 05250 55555 05753",
+        )
     ],
 )
 def fill_panels_by_place(g: Grid, table: list[list[int]], bg: int) -> Grid:

@@ -17,10 +17,7 @@ from atlas_actors.arc.registry import Case, K, OneOf, W, op
     params=(K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_connect,
     when=W.SAME_SHAPE,
-    cases=[
-        Case((1, 7, 0), [[1, 0, 0, 1], [0, 0, 0, 0]], [[1, 7, 7, 1], [0, 0, 0, 0]]),
-        Case((-1, -1, 0), [[1, 0, 1], [2, 0, 2]], [[1, 1, 1], [2, 2, 2]]),
-    ],
+    cases=[Case((1, 7, 0), "1001 0000", "1771 0000"), Case((-1, -1, 0), "101 202", "111 222")],
 )
 def connect(g: Grid, c: int, line: int, bg: int) -> Grid:
     """Join pairs of ``c`` cells in the same row or column with a line of colour ``line``
@@ -112,12 +109,8 @@ def g_fill_gaps(ctx: Ctx) -> Iterator[Args]:
     when=W.GROWS | W.SHALLOW,
     cases=[
         # gaps of one cell between equal colours get 2; the wider gap stays open
-        Case(
-            (-1, 2, "h", 1, 0),
-            [[1, 0, 1, 0, 0, 1], [3, 0, 3, 0, 4, 0]],
-            [[1, 2, 1, 0, 0, 1], [3, 2, 3, 0, 4, 0]],
-        ),
-        Case((3, -1, "v", 5, 0), [[3, 1], [0, 0], [3, 1]], [[3, 1], [3, 0], [3, 1]]),
+        Case((-1, 2, "h", 1, 0), "101001 303040", "121001 323040"),
+        Case((3, -1, "v", 5, 0), "31 00 31", "31 30 31"),
     ],
 )
 def fill_gaps(g: Grid, c: int, fill: int, axis: str, maxgap: int, bg: int) -> Grid:
@@ -131,19 +124,14 @@ def fill_gaps(g: Grid, c: int, fill: int, axis: str, maxgap: int, bg: int) -> Gr
     return o
 
 
-def g_connect_layered(ctx: Ctx) -> Iterator[Args]:
-    yield ("h", ctx.bg)
-    yield ("v", ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_connect_layered,
+    generator=lambda ctx: ((a, ctx.bg) for a in ("h", "v")),
     when=W.GROWS | W.SHALLOW,
     cases=[
         # columns drawn over rows, or rows over columns
-        Case(("v", 0), [[0, 2, 0], [3, 0, 3], [0, 2, 0]], [[0, 2, 0], [3, 2, 3], [0, 2, 0]]),
-        Case(("h", 0), [[0, 2, 0], [3, 0, 3], [0, 2, 0]], [[0, 2, 0], [3, 3, 3], [0, 2, 0]]),
+        Case(("v", 0), "020 303 020", "020 323 020"),
+        Case(("h", 0), "020 303 020", "020 333 020"),
     ],
 )
 def connect_layered(g: Grid, top: str, bg: int) -> Grid:
@@ -185,12 +173,8 @@ def g_connect_l(ctx: Ctx) -> Iterator[Args]:
     when=W.GROWS | W.SHALLOW,
     cases=[
         # from the 8 down its column to the 2's row, then across to the 2
-        Case(
-            (8, 2, "v", 4, 0), [[8, 0, 0], [0, 0, 0], [0, 0, 2]], [[8, 0, 0], [4, 0, 0], [4, 4, 2]]
-        ),
-        Case(
-            (8, 2, "h", 4, 0), [[8, 0, 0], [0, 0, 0], [0, 0, 2]], [[8, 4, 4], [0, 0, 4], [0, 0, 2]]
-        ),
+        Case((8, 2, "v", 4, 0), "800 000 002", "800 400 442"),
+        Case((8, 2, "h", 4, 0), "800 000 002", "844 004 002"),
     ],
 )
 def connect_l(g: Grid, a: int, b: int, first: str, c: int, bg: int) -> Grid:
@@ -226,14 +210,8 @@ def g_bridge(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.FLAG, K.COLOR),
     generator=g_bridge,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
-        Case(
-            (8, 1, 0),
-            [[2, 2, 2, 0], [0, 0, 0, 0], [0, 0, 0, 0], [7, 7, 7, 7]],
-            [[2, 2, 2, 0], [0, 8, 0, 0], [0, 8, 0, 0], [7, 7, 7, 7]],
-        ),
-    ],
+    # the 2 block and the 7 block face each other: a band of 8, one cell in from each side
+    cases=[Case((8, 1, 0), "2220 0000 0000 7777", "2220 0800 0800 7777")],
 )
 def bridge(g: Grid, c: int, inset: int, bg: int) -> Grid:
     """Join every two objects (one colour, 4-connected) that face each other across
@@ -281,14 +259,8 @@ def g_meet_middle(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, OneOf("h", "v", "hv"), K.COLOR),
     generator=g_meet_middle,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # 1 and 2 grow toward each other and meet at a 5
-        Case(
-            (5, "h", 0),
-            [[1, 0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 0, 0]],
-            [[1, 1, 1, 5, 2, 2, 2], [0, 0, 0, 0, 0, 0, 0]],
-        ),
-    ],
+    # 1 and 2 grow toward each other and meet at a 5
+    cases=[Case((5, "h", 0), "1000002 0000000", "1115222 0000000")],
 )
 def meet_middle(g: Grid, c: int, axis: str, bg: int) -> Grid:
     """Two single cells facing each other across background in a row (``axis`` h), a

@@ -11,7 +11,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, enclosed, role_color, split_parts
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg, painted_bg
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def _mask(ys: Grid, xs: Grid) -> tuple[tuple[int, int], bytes]:
@@ -41,16 +41,8 @@ def g_recolor_matching(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 2 bar in the 5 frame is the template: the matching 1 bar turns 2
-        Case(
-            ("inner", 1, 0),
-            [[5, 5, 5, 5, 0], [5, 2, 2, 5, 0], [5, 5, 5, 5, 0], [0, 0, 0, 0, 0], [1, 1, 0, 1, 0]],
-            [[5, 5, 5, 5, 0], [5, 2, 2, 5, 0], [5, 5, 5, 5, 0], [0, 0, 0, 0, 0], [2, 2, 0, 1, 0]],
-        ),
-        Case(
-            ("frame", 0, 0),
-            [[5, 5, 5, 5, 0], [5, 2, 2, 5, 0], [5, 5, 5, 5, 0], [0, 0, 0, 0, 0], [1, 1, 0, 1, 0]],
-            [[5, 5, 5, 5, 0], [5, 2, 2, 5, 0], [5, 5, 5, 5, 0], [0, 0, 0, 0, 0], [5, 5, 0, 1, 0]],
-        ),
+        Case(("inner", 1, 0), "55550 52250 55550 00000 11010", "55550 52250 55550 00000 22010"),
+        Case(("frame", 0, 0), "55550 52250 55550 00000 11010", "55550 52250 55550 00000 55010"),
     ],
 )
 def recolor_matching(g: Grid, mode: str, closed: int, bg: int) -> Grid:
@@ -90,29 +82,16 @@ def recolor_matching(g: Grid, mode: str, closed: int, bg: int) -> Grid:
     return o
 
 
-def g_repeat_toward(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, with colours the states have."""
-    if fits(ctx, repeat_toward, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_repeat_toward,
+    generator=BG,
+    only_if=OnSelf(fits),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 1 block repeats toward the 3, in colour 3, every 3 columns to the edge
-        Case(
-            (0,),
-            [[1, 1, 0, 3, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0, 0, 0, 0]],
-            [[1, 1, 0, 3, 3, 0, 3, 3, 0], [1, 1, 0, 3, 3, 0, 3, 3, 0]],
-        ),
+        Case((0,), "110300000 110000000", "110330330 110330330"),
         # diagonal step
-        Case(
-            (0,),
-            [[4, 4, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 2, 0], [0, 0, 0, 0, 0]],
-            [[4, 4, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 2, 2], [0, 0, 0, 2, 0]],
-        ),
+        Case((0,), "44000 40000 00000 00020 00000", "44000 40000 00000 00022 00020"),
     ],
 )
 def repeat_toward(g: Grid, bg: int) -> Grid:
@@ -241,35 +220,11 @@ def g_key_mask(ctx: Ctx) -> Iterator[Args]:
     cases=[
         Case(
             ("up", 0),
-            [
-                [1, 2, 8, 0, 0, 0, 0],
-                [3, 4, 8, 0, 0, 0, 0],
-                [8, 8, 8, 8, 8, 8, 8],
-                [0, 0, 8, 5, 0, 0, 5],
-                [0, 0, 8, 0, 5, 5, 0],
-                [0, 0, 8, 0, 5, 0, 0],
-                [0, 0, 8, 5, 5, 0, 5],
-            ],
-            [[1, 0, 0, 2], [0, 1, 2, 0], [0, 3, 0, 0], [3, 3, 0, 4]],
+            "1280000 3480000 8888888 0085005 0080550 0080500 0085505",
+            "1002 0120 0300 3304",
         ),
-        Case(
-            ("down", 0),
-            [
-                [5, 5, 0, 0, 0, 0],
-                [5, 5, 0, 0, 0, 0],
-                [0, 0, 5, 5, 0, 0],
-                [0, 0, 5, 5, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 1, 2],
-                [0, 0, 0, 0, 3, 4],
-            ],
-            [[1, 0], [0, 4]],
-        ),
-        Case(
-            ("kron", 0),
-            [[1, 0, 7, 0], [0, 2, 7, 7]],
-            [[1, 0, 0, 0], [1, 1, 0, 0], [0, 0, 2, 0], [0, 0, 2, 2]],
-        ),
+        Case(("down", 0), "550000 550000 005500 005500 000000 000012 000034", "10 04"),
+        Case(("kron", 0), "1070 0277", "1000 1100 0020 0022"),
     ],
 )
 def key_mask(g: Grid, mode: str, bg: int) -> Grid:
@@ -353,41 +308,15 @@ def g_march_copies(ctx: Ctx) -> Iterator[Args]:
         # smallest step (2) that clears it, until off the grid
         Case(
             ("marker", 0),
-            [
-                [0, 1, 0, 0, 0, 0],
-                [1, 0, 1, 0, 0, 0],
-                [0, 1, 0, 2, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-            ],
-            [
-                [0, 1, 0, 0, 0, 0],
-                [1, 0, 1, 0, 0, 0],
-                [0, 1, 0, 2, 0, 0],
-                [0, 0, 2, 0, 2, 0],
-                [0, 0, 0, 2, 0, 2],
-                [0, 0, 0, 0, 2, 0],
-            ],
+            "010000 101000 010200 000000 000000 000000",
+            "010000 101000 010200 002020 000202 000020",
         ),
         # background by role (13, the commonest colour 8): a bar repeated to the right
-        Case(
-            ("marker", 13),
-            [[1, 8, 8, 8], [1, 3, 8, 8], [1, 8, 8, 8]],
-            [[1, 3, 3, 3], [1, 3, 3, 3], [1, 3, 3, 3]],
-        ),
+        Case(("marker", 13), "1888 1388 1888", "1333 1333 1333"),
         # copies in the shape's own colour (the marker cell itself is kept)
-        Case(
-            ("main", 0),
-            [[1, 0, 0, 0], [1, 3, 0, 0], [1, 0, 0, 0]],
-            [[1, 1, 1, 1], [1, 3, 1, 1], [1, 1, 1, 1]],
-        ),
+        Case(("main", 0), "1000 1300 1000", "1111 1311 1111"),
         # two markers on one shape: copies toward each (step 3 clears the bar)
-        Case(
-            ("marker", 0),
-            [[0, 0], [0, 2], [0, 1], [0, 1], [0, 1], [0, 2], [0, 0]],
-            [[0, 2], [0, 2], [0, 1], [0, 1], [0, 1], [0, 2], [0, 2]],
-        ),
+        Case(("marker", 0), "00 02 01 01 01 02 00", "02 02 01 01 01 02 02"),
     ],
 )
 def march_copies(g: Grid, col: str, bg: int) -> Grid:
@@ -422,26 +351,18 @@ def march_copies(g: Grid, col: str, bg: int) -> Grid:
     return o
 
 
-def g_overlay_objects(ctx: Ctx) -> Iterator[Args]:
-    """Smaller targets: with the task's background, or each grid's commonest colour
-    (role 13)."""
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, overlay_objects, bg):
-            yield (bg,)
-
-
-_OVER_IN = [[5, 5, 0, 0, 0], [5, 1, 0, 5, 5], [0, 0, 0, 2, 5]]
+_OVER_IN = "55000 51055 00025"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_overlay_objects,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # two same-size objects stacked, 5 (the commonest) showing through
-        Case((0,), _OVER_IN, [[5, 5], [2, 1]]),
+        Case((0,), _OVER_IN, "55 21"),
         # role 13: each grid's commonest colour is its background
-        Case((13,), [[5, 5, 7, 7, 7], [5, 1, 7, 5, 5], [7, 7, 7, 2, 5]], [[5, 5], [2, 1]]),
+        Case((13,), "55777 51755 77725", "55 21"),
     ],
 )
 def overlay_objects(g: Grid, bg: int) -> Grid:
@@ -502,27 +423,17 @@ def g_complete_copies(ctx: Ctx) -> Iterator[Args]:
                     break
 
 
-_PLUS_IN = [
-    [0, 1, 0, 0, 0, 0],
-    [1, 1, 1, 0, 0, 0],
-    [0, 1, 0, 0, 0, 0],
-    [0, 0, 0, 0, 2, 0],
-    [0, 0, 0, 2, 2, 2],
-    [0, 0, 0, 0, 0, 0],
-]
-_PLUS_OUT = [row[:] for row in _PLUS_IN]
-_PLUS_OUT[5][4] = 2
+_PLUS_IN = "010000 111000 010000 000020 000222 000000"
+_PLUS_OUT = "010000 111000 010000 000020 000222 000020"
 
 
 @op(
     params=(K.COUNT, K.COLOR),
     generator=g_complete_copies,
     when=W.SHALLOW,
-    cases=[
-        # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
-        # it finishes it
-        Case((1, 0), _PLUS_IN, _PLUS_OUT),
-    ],
+    # the 2 plus lacks its bottom arm: the one placement of the 1 plus's shape covering
+    # it finishes it
+    cases=[Case((1, 0), _PLUS_IN, _PLUS_OUT)],
 )
 def complete_copies(g: Grid, reach: int, bg: int) -> Grid:
     """Damaged copies of one shape repaired: objects are same-colour groups (cells

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import GRID_FEATURES, Grid, components, grid_feature, role_color
 from atlas_actors.arc.infer import Args, Ctx, colors_vary
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def table_grid(v: int, table: list[list[int]], h: int, w: int, bg: int, dtype: Any) -> Grid:
@@ -45,9 +45,7 @@ COUNT_WHAT = ("objects", "cells")
 @op(
     params=(OneOf(*COUNT_WHAT), K.COLOR, K.CONN, K.COLOR),
     generator=g_count_row,
-    cases=[
-        Case(("objects", 5, 4, 0), [[1, 0, 1, 0, 1]], [[5, 5, 5]]),
-    ],
+    cases=[Case(("objects", 5, 4, 0), "10101", "555")],
 )
 def count_row(g: Grid, what: str, c: int, conn: int, bg: int) -> Grid:
     """A 1xN row of colour ``c``, N = the number of objects or of cells of colour ``c``."""
@@ -57,17 +55,11 @@ def count_row(g: Grid, what: str, c: int, conn: int, bg: int) -> Grid:
     return np.full((1, n), c, dtype=g.dtype)
 
 
-def g_cell(ctx: Ctx) -> Iterator[Args]:
-    if all(t.shape == (1, 1) for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cell,
-    cases=[
-        Case((0,), [[1, 3, 3, 0]], [[3]]),
-    ],
+    generator=BG,
+    only_if=lambda ctx: all(t.shape == (1, 1) for t in ctx.targets),
+    cases=[Case((0,), "1330", "3")],
 )
 def most_common_color_cell(g: Grid, bg: int) -> Grid:
     """A 1x1 grid of the most common non-background colour."""
@@ -109,9 +101,7 @@ def g_classify(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*GRID_FEATURES), K.TABLE, K.COUNT, K.COUNT, K.COLOR),
     generator=g_classify,
-    cases=[
-        Case(("ncolors", [[1, 4], [2, 7]], 1, 1, 0), [[1, 2, 0]], [[7]]),
-    ],
+    cases=[Case(("ncolors", [[1, 4], [2, 7]], 1, 1, 0), "120", "7")],
 )
 def classify(g: Grid, feature: str, table: list[list[int]], h: int, w: int, bg: int) -> Grid:
     """An ``h`` x ``w`` grid of the colour ``table`` gives for the input's ``feature``."""
@@ -147,9 +137,7 @@ def g_const_grid(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COUNT, K.COLOR),
     generator=g_const_grid,
-    cases=[
-        Case((1, 2, 10), [[0, 0, 0, 3, 3, 4]], [[3, 3]]),
-    ],
+    cases=[Case((1, 2, 10), "000334", "33")],
 )
 def const_grid(g: Grid, h: int, w: int, c: int) -> Grid:
     """An ``h`` x ``w`` grid of colour ``c`` (use a colour role to read it off the input)."""
@@ -167,10 +155,7 @@ def g_color_list(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("desc", "asc", "desc1"), OneOf("v", "h"), K.COLOR),
     generator=g_color_list,
-    cases=[
-        Case(("desc", "v", 0), [[1, 2, 2], [3, 3, 3]], [[3], [2], [1]]),
-        Case(("desc1", "h", 0), [[1, 2, 2], [3, 3, 3]], [[2, 1]]),
-    ],
+    cases=[Case(("desc", "v", 0), "122 333", "3 2 1"), Case(("desc1", "h", 0), "122 333", "21")],
 )
 def color_list(g: Grid, order: str, axis: str, bg: int) -> Grid:
     """The non-background colours, one cell each, sorted by how many cells they have
@@ -210,8 +195,8 @@ def g_count_fill(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("objects", "big", "cells"), K.COLOR, K.COUNT, K.COUNT, K.COLOR),
     generator=g_count_fill,
     cases=[
-        Case(("big", 1, 1, 4, 0), [[1, 1, 0, 1], [0, 0, 0, 0], [1, 0, 1, 1]], [[1, 1, 0, 0]]),
-        Case(("cells", 2, 2, 2, 0), [[2, 0, 2, 2]], [[2, 2], [2, 0]]),
+        Case(("big", 1, 1, 4, 0), "1101 0000 1011", "1100"),
+        Case(("cells", 2, 2, 2, 0), "2022", "22 20"),
     ],
 )
 def count_fill(g: Grid, what: str, c: int, h: int, w: int, bg: int) -> Grid:
@@ -243,12 +228,8 @@ def g_histogram(ctx: Ctx) -> Iterator[Args]:
     generator=g_histogram,
     when=W.RESHAPED | W.SHALLOW,
     cases=[
-        Case(
-            ("v", -1),
-            [[2, 2, 1], [2, 3, 1], [1, 1, 1]],
-            [[1, 2, 3], [1, 2, 0], [1, 2, 0], [1, 0, 0], [1, 0, 0]],
-        ),
-        Case(("h", 0), [[0, 5, 0], [4, 5, 0]], [[5, 5], [4, 0]]),
+        Case(("v", -1), "221 231 111", "123 120 120 100 100"),
+        Case(("h", 0), "050 450", "55 40"),
     ],
 )
 def histogram(g: Grid, axis: str, skip: int) -> Grid:
@@ -289,13 +270,7 @@ def g_count_diag(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.CONN, K.COLOR),
     generator=g_count_diag,
-    cases=[
-        Case(
-            (8, 8, 0),
-            [[1, 0, 0], [0, 0, 2], [0, 0, 0], [3, 3, 0]],
-            [[8, 0, 0], [0, 8, 0], [0, 0, 8]],
-        ),
-    ],
+    cases=[Case((8, 8, 0), "100 002 000 330", "800 080 008")],
 )
 def count_diag(g: Grid, c: int, conn: int, bg: int) -> Grid:
     """An N x N grid with colour ``c`` on its main diagonal, N = the number of objects."""
@@ -317,10 +292,7 @@ def g_color_order(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("auto", "h", "v"), K.COLOR_OR_NONE),
     generator=g_color_order,
-    cases=[
-        Case(("auto", -1), [[4, 2, 2, 8], [4, 4, 2, 8]], [[4, 2, 8]]),
-        Case(("auto", 0), [[3, 3], [0, 0], [6, 0]], [[3], [6]]),
-    ],
+    cases=[Case(("auto", -1), "4228 4428", "428"), Case(("auto", 0), "33 00 60", "3 6")],
 )
 def color_order(g: Grid, axis: str, bg: int) -> Grid:
     """The non-background colours in the order they lie in space: ``h`` a row ordered by
@@ -377,9 +349,7 @@ def g_lookup_grid(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*GRID_FEATURES), K.TABLE, K.COUNT, K.COUNT, K.COLOR),
     generator=g_lookup_grid,
-    cases=[
-        Case(("top_color", [[1001, 5], [2000, 7]], 1, 2, 0), [[1, 1, 0]], [[0, 5]]),
-    ],
+    cases=[Case(("top_color", [[1001, 5], [2000, 7]], 1, 2, 0), "110", "05")],
 )
 def lookup_grid(g: Grid, feature: str, table: list[list[int]], h: int, w: int, bg: int) -> Grid:
     """The ``h`` x ``w`` grid stored in ``table`` for the input's grid ``feature``
@@ -404,10 +374,7 @@ def g_snake_colors(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COUNT, OneOf("h", "v"), K.COLOR),
     generator=g_snake_colors,
-    cases=[
-        Case((2, 3, "h", 0), [[0, 1, 0, 6, 0], [3, 0, 8, 0, 7]], [[3, 1, 8], [0, 7, 6]]),
-        Case((1, 3, "v", 0), [[0, 5], [4, 0]], [[5, 4, 0]]),
-    ],
+    cases=[Case((2, 3, "h", 0), "01060 30807", "318 076"), Case((1, 3, "v", 0), "05 40", "540")],
 )
 def snake_colors(g: Grid, h: int, w: int, axis: str, bg: int) -> Grid:
     """The non-background cells in spatial order (``h`` by column, ``v`` by row) laid
@@ -426,20 +393,12 @@ def snake_colors(g: Grid, h: int, w: int, axis: str, bg: int) -> Grid:
     return o
 
 
-def g_largest_bars(ctx: Ctx) -> Iterator[Args]:
-    """Targets whose rows are all equal."""
-    if all((t == t[0:1]).all() for t in ctx.targets):
-        for conn in (8, 4):
-            yield (conn, ctx.bg)
-
-
 @op(
     params=(K.CONN, K.COLOR),
-    generator=g_largest_bars,
+    generator=lambda ctx: ((conn, ctx.bg) for conn in (8, 4)),
+    only_if=lambda ctx: all((t == t[0:1]).all() for t in ctx.targets),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        Case((8, 0), [[4, 0, 9, 0, 6], [4, 0, 9, 0, 6], [4, 0, 0, 0, 6]], [[4, 6], [4, 6], [4, 6]]),
-    ],
+    cases=[Case((8, 0), "40906 40906 40006", "46 46 46")],
 )
 def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
     """The colours of the objects that tie for the most cells, as columns (left to
@@ -455,22 +414,15 @@ def largest_bars(g: Grid, conn: int, bg: int) -> Grid:
     return np.tile(np.array([[c for _, c in big]], dtype=g.dtype), (n, 1))
 
 
-def g_line_colors(ctx: Ctx) -> Iterator[Args]:
-    """Square targets whose rows (or columns) are each one colour."""
-    for t in ctx.targets:
-        if t.shape[0] != t.shape[1] or not ((t == t[:, :1]).all() or (t == t[:1]).all()):
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_line_colors,
+    generator=BG,
+    only_if=lambda ctx: all(
+        t.shape[0] == t.shape[1] and ((t == t[:, :1]).all() or (t == t[:1]).all())
+        for t in ctx.targets
+    ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        Case((0,), [[1, 0, 2, 5, 5], [1, 0, 2, 5, 5], [1, 0, 2, 0, 0]], [[1, 2], [1, 2]]),
-        Case((0,), [[3, 3, 3], [0, 0, 0], [4, 4, 0]], [[3, 3], [4, 4]]),
-    ],
+    cases=[Case((0,), "10255 10255 10200", "12 12"), Case((0,), "333 000 440", "33 44")],
 )
 def line_colors(g: Grid, bg: int) -> Grid:
     """The colours that each lie on one row (or each on one column), in order, as an
@@ -500,8 +452,6 @@ def line_colors(g: Grid, bg: int) -> Grid:
 def g_most_dotted(ctx: Ctx) -> Iterator[Args]:
     """One-cell targets: dots of the least common colour (or another state colour no
     target shows)."""
-    if not ctx.tiny or ctx.depth > 0 or len(ctx.state_colors) < 3:
-        return
     yield (12,)
     for c in ctx.state_colors[:6]:
         if not any((t == c).any() for t in ctx.targets):
@@ -511,9 +461,9 @@ def g_most_dotted(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR,),
     generator=g_most_dotted,
-    cases=[
-        Case((1,), [[4, 4, 8, 8, 8], [4, 1, 8, 1, 8], [4, 4, 8, 8, 1]], [[8]]),
-    ],
+    only_if=lambda ctx: ctx.tiny and len(ctx.state_colors) >= 3,
+    when=W.FIRST,
+    cases=[Case((1,), "44888 41818 44881", "8")],
 )
 def most_dotted(g: Grid, c: int) -> Grid:
     """A 1x1 grid of the colour of the region holding the most dots of colour ``c``
@@ -572,10 +522,8 @@ def g_count_colors_grid(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.TABLE, K.COUNT, K.COUNT, K.COLOR),
     generator=g_count_colors_grid,
-    cases=[
-        # two colours (background included) -> the table's diagonal, cells not listed 0
-        Case(([[1000, 5], [2000, 5], [2003, 5]], 2, 2, 0), [[3, 3], [3, 4]], [[5, 0], [0, 5]]),
-    ],
+    # two colours (background included) -> the table's diagonal, cells not listed 0
+    cases=[Case(([[1000, 5], [2000, 5], [2003, 5]], 2, 2, 0), "33 34", "50 05")],
 )
 def count_colors_grid(g: Grid, table: list[list[int]], h: int, w: int, bg: int) -> Grid:
     """The ``h`` x ``w`` grid that ``table`` stores for the number of distinct colours

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import SELECTORS, Grid, components, select_object, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, g_crop_bg, g_smaller_plain
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, W, op
 
 
 def g_crop_color(ctx: Ctx) -> Iterator[Args]:
@@ -33,14 +33,10 @@ def g_crop_object(ctx: Ctx) -> Iterator[Args]:
     generator=g_crop_object,
     when=W.SMALLER,
     cases=[
-        Case(("largest", 4, 0, 0, 1), [[1, 0, 0, 0], [0, 0, 3, 3], [0, 0, 3, 0]], [[3, 3], [3, 0]]),
-        Case(("smallest", 4, 0, 0, 1), [[1, 0, 0, 0], [0, 0, 3, 3], [0, 0, 3, 0]], [[1]]),
-        Case(("unique_color", 8, 1, 0, 0), [[1, 0, 2, 0], [0, 0, 0, 0], [1, 0, 0, 1]], [[2]]),
-        Case(
-            ("symmetric", 8, 0, 0, 1),
-            [[1, 1, 0, 0, 0, 0], [0, 1, 0, 0, 2, 0], [0, 0, 0, 2, 2, 2]],
-            [[0, 2, 0], [2, 2, 2]],
-        ),
+        Case(("largest", 4, 0, 0, 1), "1000 0033 0030", "33 30"),
+        Case(("smallest", 4, 0, 0, 1), "1000 0033 0030", "1"),
+        Case(("unique_color", 8, 1, 0, 0), "1020 0000 1001", "2"),
+        Case(("symmetric", 8, 0, 0, 1), "110000 010020 000222", "020 222"),
     ],
 )
 def crop_object(g: Grid, sel: str, conn: int, by_color: int, bg: int, keep: int) -> Grid:
@@ -62,9 +58,7 @@ def crop_object(g: Grid, sel: str, conn: int, by_color: int, bg: int, keep: int)
     params=(K.COLOR,),
     generator=g_crop_bg,
     when=W.SMALLER,
-    cases=[
-        Case((0,), [[0, 0, 0], [0, 4, 0], [0, 4, 4]], [[4, 0], [4, 4]]),
-    ],
+    cases=[Case((0,), "000 040 044", "40 44")],
 )
 def crop_nonbg(g: Grid, bg: int) -> Grid:
     """Crop to the bounding box of the non-background cells."""
@@ -78,9 +72,7 @@ def crop_nonbg(g: Grid, bg: int) -> Grid:
     params=(K.COLOR,),
     generator=g_crop_color,
     when=W.SMALLER,
-    cases=[
-        Case((5,), [[5, 0, 0], [0, 1, 5]], [[5, 0, 0], [0, 1, 5]]),
-    ],
+    cases=[Case((5,), "500 015", "500 015")],
 )
 def crop_color(g: Grid, c: int) -> Grid:
     """Crop to the bounding box of the cells of colour ``c``."""
@@ -94,9 +86,7 @@ def crop_color(g: Grid, c: int) -> Grid:
     params=(K.COLOR,),
     generator=g_crop_color,
     when=W.SMALLER,
-    cases=[
-        Case((2,), [[2, 2, 2, 2], [2, 7, 8, 2], [2, 2, 2, 2], [0, 0, 0, 0]], [[7, 8]]),
-    ],
+    cases=[Case((2,), "2222 2782 2222 0000", "78")],
 )
 def crop_inside(g: Grid, c: int) -> Grid:
     """The inside of the bounding box of colour ``c`` (its one-cell frame removed)."""
@@ -106,18 +96,7 @@ def crop_inside(g: Grid, c: int) -> Grid:
     return g[ys.min() + 1 : ys.max(), xs.min() + 1 : xs.max()].copy()
 
 
-def g_drop_bg(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
-@op(
-    params=(K.COLOR,),
-    generator=g_drop_bg,
-    when=W.SMALLER,
-    cases=[
-        Case((0,), [[0, 0, 0], [1, 0, 2], [0, 0, 0]], [[1, 2]]),
-    ],
-)
+@op(params=(K.COLOR,), generator=BG, when=W.SMALLER, cases=[Case((0,), "000 102 000", "12")])
 def drop_bg_lines(g: Grid, bg: int) -> Grid:
     """Delete the rows and columns that are entirely background."""
     rows = (g != bg).any(axis=1)
@@ -127,17 +106,7 @@ def drop_bg_lines(g: Grid, bg: int) -> Grid:
     return np.asarray(g[rows][:, cols])
 
 
-def g_dedup(ctx: Ctx) -> Iterator[Args]:
-    yield ()
-
-
-@op(
-    generator=g_dedup,
-    when=W.SMALLER,
-    cases=[
-        Case((), [[1, 1, 2], [1, 1, 2], [3, 3, 4]], [[1, 2], [3, 4]]),
-    ],
-)
+@op(generator=PLAIN, when=W.SMALLER, cases=[Case((), "112 112 334", "12 34")])
 def dedup_lines(g: Grid) -> Grid:
     """Collapse runs of identical consecutive rows and columns."""
     keep_r = np.ones(g.shape[0], dtype=bool)
@@ -148,13 +117,7 @@ def dedup_lines(g: Grid) -> Grid:
     return g[:, keep_c]
 
 
-@op(
-    generator=g_smaller_plain,
-    when=W.SMALLER,
-    cases=[
-        Case((), [[1, 1, 1], [1, 2, 1], [1, 1, 1]], [[2]]),
-    ],
-)
+@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "111 121 111", "2")])
 def trim(g: Grid) -> Grid:
     """Remove the outermost ring of cells."""
     if g.shape[0] < 3 or g.shape[1] < 3:
@@ -197,9 +160,7 @@ def g_crop_at(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.OFFSET, K.OFFSET, K.COUNT, K.COUNT),
     generator=g_crop_at,
-    cases=[
-        Case((-1, 0, 1, 2), [[1, 2, 3], [4, 5, 6]], [[4, 5]]),
-    ],
+    cases=[Case((-1, 0, 1, 2), "123 456", "45")],
 )
 def crop_at(g: Grid, y: int, x: int, h: int, w: int) -> Grid:
     """The ``h`` x ``w`` window at row ``y``, column ``x`` (negative: from the bottom/right,
@@ -228,16 +189,8 @@ def g_crop_most(ctx: Ctx) -> Iterator[Args]:
     generator=g_crop_most,
     when=W.SMALLER | W.SHALLOW,
     cases=[
-        Case(
-            (2, 1, 8, 0),
-            [[1, 2, 0, 2, 2], [1, 1, 0, 2, 1], [0, 0, 0, 0, 0], [1, 1, 0, 0, 0]],
-            [[2, 2], [2, 1]],
-        ),
-        Case(
-            (2, 0, 8, 0),
-            [[1, 2, 0, 2, 2], [1, 1, 0, 2, 1], [0, 0, 0, 0, 0], [1, 1, 0, 0, 0]],
-            [[1, 1]],
-        ),
+        Case((2, 1, 8, 0), "12022 11021 00000 11000", "22 21"),
+        Case((2, 0, 8, 0), "12022 11021 00000 11000", "11"),
     ],
 )
 def crop_most(g: Grid, c: int, most: int, conn: int, bg: int) -> Grid:
@@ -256,10 +209,6 @@ def crop_most(g: Grid, c: int, most: int, conn: int, bg: int) -> Grid:
 
 def g_object_color(ctx: Ctx) -> Iterator[Args]:
     """One-cell targets whose colour is in the state."""
-    if not ctx.tiny or ctx.depth > 0:
-        return
-    if any(int(t.flat[0]) not in s for s, t in ctx.pairs):
-        return
     for conn in (8, 4):
         for by_color in (1, 0):
             for sel in SELECTORS:
@@ -269,13 +218,9 @@ def g_object_color(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_object_color,
-    cases=[
-        Case(
-            ("sparsest", 8, 1, 0),
-            [[2, 2, 2, 0, 3], [2, 0, 2, 0, 3], [2, 2, 2, 0, 0], [0, 0, 0, 0, 4]],
-            [[2]],
-        ),
-    ],
+    only_if=lambda ctx: ctx.tiny and all(int(t.flat[0]) in s for s, t in ctx.pairs),
+    when=W.FIRST,
+    cases=[Case(("sparsest", 8, 1, 0), "22203 20203 22200 00004", "2")],
 )
 def object_color(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
     """A 1x1 grid of the most common colour of the object chosen by ``sel``."""
@@ -296,8 +241,8 @@ def g_crop_marked(ctx: Ctx) -> Iterator[Args]:
     generator=g_crop_marked,
     when=W.SMALLER | W.SHALLOW,
     cases=[
-        Case((4, 1, 0), [[4, 0, 0, 4], [0, 2, 0, 0], [0, 2, 2, 0], [4, 0, 0, 4]], [[4, 0], [4, 4]]),
-        Case((4, 0, 0), [[4, 0, 0, 4], [0, 2, 0, 0], [0, 2, 2, 0], [4, 0, 0, 4]], [[2, 0], [2, 2]]),
+        Case((4, 1, 0), "4004 0200 0220 4004", "40 44"),
+        Case((4, 0, 0), "4004 0200 0220 4004", "20 22"),
     ],
 )
 def crop_marked(g: Grid, c: int, paint: int, bg: int) -> Grid:
@@ -334,13 +279,7 @@ def g_crop_margin(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.FLAG, K.FLAG),
     generator=g_crop_margin,
     when=W.SMALLER | W.FIRST,
-    cases=[
-        Case(
-            (5, 1, 0),
-            [[0, 8, 0, 8], [0, 5, 0, 5], [0, 8, 0, 8], [0, 0, 0, 0]],
-            [[8, 0, 8], [5, 0, 5], [8, 0, 8]],
-        ),
-    ],
+    cases=[Case((5, 1, 0), "0808 0505 0808 0000", "808 505 808")],
 )
 def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
     """Crop the bounding box of colour ``c`` grown by ``my`` rows and ``mx`` columns on
@@ -354,39 +293,18 @@ def crop_margin(g: Grid, c: int, my: int, mx: int) -> Grid:
     return g[y0 : y1 + 1, x0 : x1 + 1].copy()
 
 
-def g_crop_lines(ctx: Ctx) -> Iterator[Args]:
-    """Every target is smaller than its state in both dimensions, or in one dimension
-    and equal in the other."""
-    for s, t in ctx.pairs:
-        if t.shape[0] > s.shape[0] or t.shape[1] > s.shape[1] or t.size < 2:
-            return
-    yield (0, ctx.bg)
-    yield (1, ctx.bg)
-
-
 @op(
     params=(K.FLAG, K.COLOR),
-    generator=g_crop_lines,
+    generator=lambda ctx: ((k, ctx.bg) for k in (0, 1)),
+    only_if=lambda ctx: all(
+        t.shape[0] <= s.shape[0] and t.shape[1] <= s.shape[1] and t.size >= 2 for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
     cases=[
         # the rectangle between the two 1 rows and the 3 and 4 columns (a 2 noise cell
         # does not break the 1 row)
-        Case(
-            (0, 0),
-            [
-                [0, 3, 0, 0, 4, 0],
-                [1, 1, 1, 2, 1, 1],
-                [0, 3, 5, 0, 4, 0],
-                [1, 1, 1, 1, 1, 1],
-                [0, 3, 0, 0, 4, 0],
-            ],
-            [[1, 1, 2, 1], [3, 5, 0, 4], [1, 1, 1, 1]],
-        ),
-        Case(
-            (1, 0),
-            [[0, 3, 0, 0, 4, 0], [0, 3, 5, 0, 4, 0], [0, 3, 0, 0, 4, 0]],
-            [[0, 0], [5, 0], [0, 0]],
-        ),
+        Case((0, 0), "030040 111211 035040 111111 030040", "1121 3504 1111"),
+        Case((1, 0), "030040 035040 030040", "00 50 00"),
     ],
 )
 def crop_lines(g: Grid, inner: int, bg: int) -> Grid:
@@ -427,31 +345,14 @@ def _largest_rect(m: Grid) -> tuple[int, int, int, int, int]:
     return best
 
 
-def g_crop_solid_rect(ctx: Ctx) -> Iterator[Args]:
-    """Every target is smaller than its state in both dimensions, and at least 2 x 2."""
-    for s, t in ctx.pairs:
-        if not (2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1]):
-            return
-    yield ()
-
-
 @op(
-    generator=g_crop_solid_rect,
+    generator=PLAIN,
+    only_if=lambda ctx: all(
+        2 <= t.shape[0] < s.shape[0] and 2 <= t.shape[1] < s.shape[1] for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise
-        Case(
-            (),
-            [
-                [1, 2, 3, 5, 6],
-                [7, 4, 4, 4, 2],
-                [3, 4, 1, 4, 9],
-                [8, 4, 4, 4, 1],
-                [2, 6, 1, 3, 5],
-            ],
-            [[4, 4, 4], [4, 1, 4], [4, 4, 4]],
-        ),
-    ],
+    # the 3 x 3 block of 4 (with a stray 1 inside) hidden in noise
+    cases=[Case((), "12356 74442 34149 84441 26135", "444 414 444")],
 )
 def crop_solid_rect(g: Grid) -> Grid:
     """Crop the largest rectangle of one colour, stray cells inside it allowed (a cell

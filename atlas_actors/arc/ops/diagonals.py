@@ -17,7 +17,7 @@ from atlas_actors.arc.infer import (
     painted_fits,
     paints_in,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: int) -> None:
@@ -34,9 +34,7 @@ def _diag_ray(o: Grid, g: Grid, y: int, x: int, dy: int, dx: int, c: int, bg: in
     params=(K.COLOR_OR_NONE, K.COLOR_OR_NONE, K.COLOR),
     generator=g_connect,
     when=W.SAME_SHAPE,
-    cases=[
-        Case((1, 6, 0), [[1, 0, 0], [0, 0, 0], [0, 0, 1]], [[1, 0, 0], [0, 6, 0], [0, 0, 1]]),
-    ],
+    cases=[Case((1, 6, 0), "100 000 001", "100 060 001")],
 )
 def connect_diag(g: Grid, c: int, line: int, bg: int) -> Grid:
     """Join pairs of ``c`` cells on the same diagonal with ``line`` (over background).
@@ -61,21 +59,12 @@ def connect_diag(g: Grid, c: int, line: int, bg: int) -> Grid:
     return o
 
 
-def g_bounce(ctx: Ctx) -> Iterator[Args]:
-    if ctx.grows and all(1 <= int((s != ctx.bg).sum()) <= 4 for s in ctx.states):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_bounce,
-    cases=[
-        Case(
-            (0,),
-            [[0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0]],
-            [[0, 1, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1], [0, 1, 0], [1, 0, 0]],
-        ),
-    ],
+    generator=BG,
+    when=W.GROWS,
+    only_if=lambda ctx: all(1 <= int((s != ctx.bg).sum()) <= 4 for s in ctx.states),
+    cases=[Case((0,), "000 000 000 000 000 100", "010 100 010 001 010 100")],
 )
 def bounce(g: Grid, bg: int) -> Grid:
     """From each non-background cell draw a diagonal line of its colour that leaves the
@@ -116,17 +105,9 @@ def g_corner_rays(ctx: Ctx) -> Iterator[Args]:
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the L's empty bounding-box corner shoots a ray outward
-        Case(
-            ("empty", "own", 0),
-            [[0, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]],
-            [[0, 0, 0, 1], [0, 1, 0, 0], [0, 1, 1, 0], [0, 0, 0, 0]],
-        ),
+        Case(("empty", "own", 0), "0000 0100 0110 0000", "0001 0100 0110 0000"),
         # the 5 container shoots rays of its content's colour (2) from its corners
-        Case(
-            ("full", "inside", 0),
-            [[0, 0, 0, 0], [0, 5, 2, 0], [0, 5, 5, 0], [0, 0, 0, 0]],
-            [[2, 0, 0, 2], [0, 5, 2, 0], [0, 5, 5, 0], [2, 0, 0, 2]],
-        ),
+        Case(("full", "inside", 0), "0000 0520 0550 0000", "2002 0520 0550 2002"),
     ],
 )
 def corner_rays(g: Grid, which: str, cmode: str, bg: int) -> Grid:
@@ -174,13 +155,7 @@ def g_obj_diag_ray(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, OneOf(*_DIAG4), K.COLOR),
     generator=g_obj_diag_ray,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        Case(
-            (3, "ul", 0),
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 3, 3], [0, 0, 3, 3]],
-            [[3, 0, 0, 0], [0, 3, 0, 0], [0, 0, 3, 3], [0, 0, 3, 3]],
-        ),
-    ],
+    cases=[Case((3, "ul", 0), "0000 0000 0033 0033", "3000 0300 0033 0033")],
 )
 def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
     """From every object of colour ``c`` (4-connected) shoot a diagonal ray of ``c``
@@ -198,20 +173,13 @@ def obj_diag_ray(g: Grid, c: int, d: str, bg: int) -> Grid:
     return o
 
 
-def g_diag_period_fill(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and the targets have no background left."""
-    if all((t != ctx.bg).all() for t in ctx.targets):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_diag_period_fill,
+    generator=BG,
+    only_if=lambda ctx: all((t != ctx.bg).all() for t in ctx.targets),
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # colours repeat along anti-diagonals with period 3
-        Case((0,), [[1, 0, 0], [2, 0, 0], [3, 0, 0]], [[1, 2, 3], [2, 3, 1], [3, 1, 2]]),
-    ],
+    # colours repeat along anti-diagonals with period 3
+    cases=[Case((0,), "100 200 300", "123 231 312")],
 )
 def diag_period_fill(g: Grid, bg: int) -> Grid:
     """Fill the background so that every diagonal (anti-diagonal first, then main) has
@@ -252,14 +220,8 @@ def g_diag_bounce(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_diag_bounce,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 8 segment continues up-right in 3, bounces off the 2 wall and goes up-left
-        Case(
-            (3, 0),
-            [[0, 0, 0, 2], [0, 0, 0, 2], [0, 0, 0, 2], [0, 8, 0, 2], [8, 0, 0, 2]],
-            [[3, 0, 0, 2], [0, 3, 0, 2], [0, 0, 3, 2], [0, 8, 0, 2], [8, 0, 0, 2]],
-        ),
-    ],
+    # the 8 segment continues up-right in 3, bounces off the 2 wall and goes up-left
+    cases=[Case((3, 0), "0002 0002 0002 0802 8002", "3002 0302 0032 0802 8002")],
 )
 def diag_bounce(g: Grid, c: int, bg: int) -> Grid:
     """Continue every diagonal segment (an object of one colour, 8-connected, at least
@@ -320,17 +282,15 @@ def g_connect_corners_diag(ctx: Ctx) -> Iterator[Args]:
     yield from painted_fits(ctx, connect_corners_diag)
 
 
-_DIAG_IN = [[2, 2, 0, 0, 0], [2, 2, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 2]]
-_DIAG_OUT = [[2, 2, 0, 0, 0], [2, 2, 0, 0, 0], [0, 0, 2, 0, 0], [0, 0, 0, 2, 0], [3, 0, 0, 0, 2]]
+_DIAG_IN = "22000 22000 00000 00000 30002"
+_DIAG_OUT = "22000 22000 00200 00020 30002"
 
 
 @op(
     params=(K.COLOR,),
     generator=g_connect_corners_diag,
-    cases=[
-        # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
-        Case((0,), _DIAG_IN, _DIAG_OUT),
-    ],
+    # the 2 block and the 2 dot face each other on a diagonal; the 3 is another colour
+    cases=[Case((0,), _DIAG_IN, _DIAG_OUT)],
 )
 def connect_corners_diag(g: Grid, bg: int) -> Grid:
     """Join every two objects (8-connected, one colour) of one colour whose bounding

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import DIRS, Grid, clusters, components, enclosed
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits, painted_fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def g_paint(ctx: Ctx) -> Iterator[Args]:
@@ -22,13 +22,7 @@ def g_paint(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_paint,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            (4, 0),
-            [[1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 1, 0]],
-            [[1, 1, 1, 0], [1, 4, 1, 0], [1, 1, 1, 0]],
-        ),
-    ],
+    cases=[Case((4, 0), "1110 1010 1110", "1110 1410 1110")],
 )
 def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` on the background cells that are cut off from the border."""
@@ -36,19 +30,15 @@ def fill_enclosed(g: Grid, c: int, bg: int) -> Grid:
     return np.where(enc, c, g)
 
 
-def g_fill_bbox(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.new_colors[:2] + ctx.paint_roles:
-        for conn, by_color in ctx.conns():
-            yield (c, conn, by_color, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.CONN, K.FLAG, K.COLOR),
-    generator=g_fill_bbox,
+    generator=lambda ctx: (
+        (c, conn, by_color, ctx.bg)
+        for c in ctx.new_colors[:2] + ctx.paint_roles
+        for conn, by_color in ctx.conns()
+    ),
     when=W.SAME_SHAPE,
-    cases=[
-        Case((6, 8, 0, 0), [[1, 0, 0], [0, 1, 0]], [[1, 6, 0], [6, 1, 0]]),
-    ],
+    cases=[Case((6, 8, 0, 0), "100 010", "160 610")],
 )
 def fill_bbox(g: Grid, c: int, conn: int, by_color: int, bg: int) -> Grid:
     """Paint ``c`` on the background cells inside each object's bounding box."""
@@ -71,9 +61,9 @@ def g_halo(ctx: Ctx) -> Iterator[Args]:
     generator=g_halo,
     when=W.SAME_SHAPE,
     cases=[
-        Case((2, 0, 0), [[0, 0, 0], [0, 1, 0]], [[0, 2, 0], [2, 1, 2]]),
-        Case((2, 1, 0), [[0, 0, 0], [0, 1, 0]], [[2, 2, 2], [2, 1, 2]]),
-        Case((2, 2, 0), [[0, 0, 0], [0, 1, 0]], [[2, 0, 2], [0, 1, 0]]),
+        Case((2, 0, 0), "000 010", "020 212"),
+        Case((2, 1, 0), "000 010", "222 212"),
+        Case((2, 2, 0), "000 010", "202 010"),
     ],
 )
 def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
@@ -92,9 +82,7 @@ def halo(g: Grid, c: int, diag: int, bg: int) -> Grid:
     params=(K.COLOR, K.COLOR),
     generator=g_paint,
     when=W.SAME_SHAPE,
-    cases=[
-        Case((2, 0), [[1] * 3] * 3, [[1, 1, 1], [1, 2, 1], [1, 1, 1]]),
-    ],
+    cases=[Case((2, 0), "111 111 111", "111 121 111")],
 )
 def interior(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` on non-background cells whose 8 neighbours are all non-background."""
@@ -108,18 +96,11 @@ def interior(g: Grid, c: int, bg: int) -> Grid:
     return np.where(inside, c, g)
 
 
-def g_border(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.paint_colors[:3] + ctx.paint_roles:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_border,
+    generator=lambda ctx: ((c,) for c in ctx.paint_colors[:3] + ctx.paint_roles),
     when=W.SAME_SHAPE,
-    cases=[
-        Case((3,), [[0] * 3] * 3, [[3, 3, 3], [3, 0, 3], [3, 3, 3]]),
-    ],
+    cases=[Case((3,), "000 000 000", "333 303 333")],
 )
 def border(g: Grid, c: int) -> Grid:
     """Paint the outermost ring of the grid with ``c``."""
@@ -131,18 +112,11 @@ def border(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_flood_from(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors[:6]:
-        yield (c, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_flood_from,
+    generator=lambda ctx: ((c, ctx.bg) for c in ctx.state_colors[:6]),
     when=W.GROWS,
-    cases=[
-        Case((2, 0), [[0, 1, 0], [1, 1, 2], [0, 1, 0]], [[0, 1, 2], [1, 1, 2], [0, 1, 2]]),
-    ],
+    cases=[Case((2, 0), "010 112 010", "012 112 012")],
 )
 def flood_from(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` over every 4-connected region of background cells that touches
@@ -166,27 +140,15 @@ def flood_from(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_fill_regions(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.paint_colors[:3]:
-        yield ("largest", c, ctx.bg)
-        yield ("smallest", c, ctx.bg)
-
-
 @op(
     params=(OneOf("largest", "smallest"), K.COLOR, K.COLOR),
-    generator=g_fill_regions,
+    generator=lambda ctx: (
+        (sel, c, ctx.bg) for c in ctx.paint_colors[:3] for sel in ("largest", "smallest")
+    ),
     when=W.GROWS,
     cases=[
-        Case(
-            ("smallest", 7, 0),
-            [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
-            [[7, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
-        ),
-        Case(
-            ("largest", 7, 0),
-            [[0, 1, 0, 0], [1, 1, 0, 0], [0, 0, 0, 0]],
-            [[0, 1, 7, 7], [1, 1, 7, 7], [7, 7, 7, 7]],
-        ),
+        Case(("smallest", 7, 0), "0100 1100 0000", "7100 1100 0000"),
+        Case(("largest", 7, 0), "0100 1100 0000", "0177 1177 7777"),
     ],
 )
 def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
@@ -205,18 +167,7 @@ def fill_regions(g: Grid, sel: str, c: int, bg: int) -> Grid:
     return o
 
 
-def g_plain_grows(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
-@op(
-    params=(K.COLOR,),
-    generator=g_plain_grows,
-    when=W.GROWS,
-    cases=[
-        Case((0,), [[1, 0, 0], [0, 0, 1], [2, 0, 2]], [[1, 1, 1], [1, 1, 1], [2, 2, 2]]),
-    ],
-)
+@op(params=(K.COLOR,), generator=BG, when=W.GROWS, cases=[Case((0,), "100 001 202", "111 111 222")])
 def fill_color_bbox(g: Grid, bg: int) -> Grid:
     """Fill the background inside the bounding box of each colour with that colour
     (colours with more cells first, so smaller boxes paint last)."""
@@ -250,25 +201,9 @@ def g_fill_holes(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the square hole is filled, the L-shaped one is not
         Case(
-            ("square", 2, 0),
-            [
-                [5, 5, 5, 5, 5, 5, 5],
-                [5, 0, 5, 0, 0, 5, 0],
-                [5, 5, 5, 0, 5, 5, 0],
-                [0, 0, 5, 5, 5, 0, 0],
-            ],
-            [
-                [5, 5, 5, 5, 5, 5, 5],
-                [5, 2, 5, 0, 0, 5, 0],
-                [5, 5, 5, 0, 5, 5, 0],
-                [0, 0, 5, 5, 5, 0, 0],
-            ],
+            ("square", 2, 0), "5555555 5050050 5550550 0055500", "5555555 5250050 5550550 0055500"
         ),
-        Case(
-            ("even", 2, 0),
-            [[1, 1, 1, 1, 1, 1, 1], [1, 0, 0, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1, 0]],
-            [[1, 1, 1, 1, 1, 1, 1], [1, 2, 2, 1, 0, 1, 0], [1, 1, 1, 1, 1, 1, 0]],
-        ),
+        Case(("even", 2, 0), "1111111 1001010 1111110", "1111111 1221010 1111110"),
     ],
 )
 def fill_holes(g: Grid, kind: str, c: int, bg: int) -> Grid:
@@ -305,13 +240,7 @@ def g_fill_corners(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_fill_corners,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        Case(
-            (2, 0),
-            [[4, 0, 0, 4], [0, 0, 0, 0], [4, 0, 0, 4], [0, 3, 0, 0]],
-            [[4, 0, 0, 4], [0, 2, 2, 0], [4, 0, 0, 4], [0, 3, 0, 0]],
-        ),
-    ],
+    cases=[Case((2, 0), "4004 0000 4004 0300", "4004 0220 4004 0300")],
 )
 def fill_corners(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` over the background strictly inside every rectangle whose four
@@ -335,24 +264,13 @@ def fill_corners(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_flood_alternate(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, with two colours."""
-    if all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_flood_alternate,
+    generator=BG,
+    only_if=lambda ctx: all(np.unique(t[s != t]).size == 2 for s, t in ctx.pairs),
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
-        Case(
-            (0,),
-            [[8, 8, 8, 8, 8], [2, 3, 0, 0, 8], [8, 8, 8, 8, 8], [0, 0, 0, 0, 8]],
-            [[8, 8, 8, 8, 8], [2, 3, 2, 3, 8], [8, 8, 8, 8, 8], [0, 0, 0, 0, 8]],
-        ),
-    ],
+    # the 2/3 seeds flood their corridor (walled by 8) as a checkerboard
+    cases=[Case((0,), "88888 23008 88888 00008", "88888 23238 88888 00008")],
 )
 def flood_alternate(g: Grid, bg: int) -> Grid:
     """Two seed colours sit on the two parities of a checkerboard ((row + column) % 2)
@@ -404,27 +322,13 @@ def g_frame_in_markers(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR_OR_NONE, K.COLOR),
     generator=g_frame_in_markers,
     when=W.PAINTED | W.SHALLOW,
+    # an outline of the object's colour one cell inside the four markers
     cases=[
-        # an outline of the object's colour one cell inside the four markers
         Case(
             (-1, 0),
-            [
-                [0, 0, 5, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-                [5, 0, 0, 0, 0, 5],
-                [0, 0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0, 0],
-                [0, 0, 5, 0, 3, 3],
-            ],
-            [
-                [0, 0, 5, 0, 0, 0],
-                [0, 3, 3, 3, 3, 0],
-                [5, 3, 0, 0, 3, 5],
-                [0, 3, 0, 0, 3, 0],
-                [0, 3, 3, 3, 3, 0],
-                [0, 0, 5, 0, 3, 3],
-            ],
-        ),
+            "005000 000000 500005 000000 000000 005033",
+            "005000 033330 530035 030030 033330 005033",
+        )
     ],
 )
 def frame_in_markers(g: Grid, c: int, bg: int) -> Grid:
@@ -482,17 +386,11 @@ def g_recolor_in_box(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 1s inside the box of the 8s (one gap allowed) become 3; the 1 outside stays
-        Case(
-            (8, 1, 3, 2, 0),
-            [[8, 1, 8, 1], [1, 1, 0, 0], [0, 8, 0, 1]],
-            [[8, 3, 8, 1], [3, 3, 0, 0], [0, 8, 0, 1]],
-        ),
+        Case((8, 1, 3, 2, 0), "8181 1100 0801", "8381 3300 0801"),
         # without the gap the two 8 groups are boxed apart (one cell each): nothing changes
-        Case((8, 1, 3, 1, 0), [[8, 1, 8], [1, 1, 1]], [[8, 1, 8], [1, 1, 1]]),
+        Case((8, 1, 3, 1, 0), "818 111", "818 111"),
         # -1: every colour but the box colour and the background
-        Case(
-            (2, -1, 4, 2, 0), [[2, 5, 7], [0, 6, 2], [5, 5, 5]], [[2, 4, 4], [0, 4, 2], [5, 5, 5]]
-        ),
+        Case((2, -1, 4, 2, 0), "257 062 555", "244 042 555"),
     ],
 )
 def recolor_in_box(g: Grid, a: int, b: int, c: int, reach: int, bg: int) -> Grid:
@@ -515,17 +413,15 @@ def g_dot_to_corner(ctx: Ctx) -> Iterator[Args]:
     yield from painted_fits(ctx, dot_to_corner)
 
 
-_DOTS_IN = [[0, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 0, 0, 5, 0], [7, 7, 0, 0, 0]]
-_DOTS_OUT = [[3, 3, 0, 0, 0], [3, 3, 0, 0, 0], [0, 0, 0, 5, 5], [7, 7, 0, 5, 5]]
+_DOTS_IN = "00000 03000 00050 77000"
+_DOTS_OUT = "33000 33000 00055 77055"
 
 
 @op(
     params=(K.COLOR,),
     generator=g_dot_to_corner,
-    cases=[
-        # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
-        Case((0,), _DOTS_IN, _DOTS_OUT),
-    ],
+    # the 3 grows to the top-left corner, the 5 to the bottom-right; the 7 pair is no dot
+    cases=[Case((0,), _DOTS_IN, _DOTS_OUT)],
 )
 def dot_to_corner(g: Grid, bg: int) -> Grid:
     """Every one-cell object (8-connected) grows into the rectangle from it to the

@@ -8,89 +8,49 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, rigid_transform
-from atlas_actors.arc.infer import Args, Ctx, fits, same_counts, some_change
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.infer import Args, Ctx, fits, same_counts
+from atlas_actors.arc.registry import PLAIN, Case, K, OneOf, W, op
+
+_A = "120 030"
 
 
-def g_geometry(ctx: Ctx) -> Iterator[Args]:
-    yield ()
-
-
-_A = [[1, 2, 0], [0, 3, 0]]
-
-
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 1], [3, 2], [0, 0]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "01 32 00")])
 def rot90(g: Grid) -> Grid:
     """Turn a quarter clockwise."""
     return np.rot90(g, -1)
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 3, 0], [0, 2, 1]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "030 021")])
 def rot180(g: Grid) -> Grid:
     """Turn half way round."""
     return np.rot90(g, 2)
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 0], [2, 3], [1, 0]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "00 23 10")])
 def rot270(g: Grid) -> Grid:
     """Turn a quarter anticlockwise."""
     return np.rot90(g, 1)
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 2, 1], [0, 3, 0]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "021 030")])
 def flip_h(g: Grid) -> Grid:
     """Mirror left-right."""
     return g[:, ::-1]
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 3, 0], [1, 2, 0]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "030 120")])
 def flip_v(g: Grid) -> Grid:
     """Mirror top-bottom."""
     return g[::-1, :]
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[1, 0], [2, 3], [0, 0]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "10 23 00")])
 def transpose(g: Grid) -> Grid:
     """Mirror about the main diagonal (rows become columns)."""
     return g.T
 
 
-@op(
-    generator=g_geometry,
-    cases=[
-        Case((), _A, [[0, 0], [3, 2], [0, 1]]),
-    ],
-)
+@op(generator=PLAIN, cases=[Case((), _A, "00 32 01")])
 def antitranspose(g: Grid) -> Grid:
     """Mirror about the anti-diagonal."""
     return np.rot90(g, 2).T
@@ -99,9 +59,7 @@ def antitranspose(g: Grid) -> Grid:
 @op(
     params=(K.RIGID,),
     no_generator="the seven named turns and flips cover it; mutation and the proposer reach it",
-    cases=[
-        Case((4,), _A, [[0, 2, 1], [0, 3, 0]]),
-    ],
+    cases=[Case((4,), _A, "021 030")],
 )
 def rigid(g: Grid, k: int) -> Grid:
     """Rigid transform ``k`` as an op: 0 identity, 1-3 quarter turns clockwise, 4
@@ -129,9 +87,7 @@ def g_shift(ctx: Ctx) -> Iterator[Args]:
     params=(K.OFFSET, K.OFFSET, K.COLOR),
     generator=g_shift,
     when=W.SAME_SHAPE,
-    cases=[
-        Case((1, 1, 0), _A, [[0, 0, 0], [0, 1, 2]]),
-    ],
+    cases=[Case((1, 1, 0), _A, "000 012")],
 )
 def shift(g: Grid, dy: int, dx: int, bg: int) -> Grid:
     """Move the whole grid by ``dy`` rows and ``dx`` columns; cells moved in are ``bg``."""
@@ -148,9 +104,7 @@ def shift(g: Grid, dy: int, dx: int, bg: int) -> Grid:
 @op(
     params=(K.GRID,),
     no_generator="two grid arguments: reached by mutation (grafts) only",
-    cases=[
-        Case((["flip_h", "x"],), [[1, 2]], [[1, 2, 2, 1]]),
-    ],
+    cases=[Case((["flip_h", "x"],), "12", "1221")],
 )
 def hcat(a: Grid, b: Grid) -> Grid:
     """Put ``b`` to the right of ``a`` (equal heights)."""
@@ -160,9 +114,7 @@ def hcat(a: Grid, b: Grid) -> Grid:
 @op(
     params=(K.GRID,),
     no_generator="two grid arguments: reached by mutation (grafts) only",
-    cases=[
-        Case(("x",), [[1, 2]], [[1, 2], [1, 2]]),
-    ],
+    cases=[Case(("x",), "12", "12 12")],
 )
 def vcat(a: Grid, b: Grid) -> Grid:
     """Put ``b`` below ``a`` (equal widths)."""
@@ -173,8 +125,8 @@ def vcat(a: Grid, b: Grid) -> Grid:
     params=(K.GRID, K.COLOR),
     no_generator="built by the search's composition step (TaskSolver.compose) and by mutation",
     cases=[
-        Case((["flip_h", "x"], 0), [[1, 0, 3]], [[3, 0, 1]]),
-        Case((["rigid", "x", 2], 0), [[0, 0], [0, 5]], [[5, 0], [0, 5]]),
+        Case((["flip_h", "x"], 0), "103", "301"),
+        Case((["rigid", "x", 2], 0), "00 05", "50 05"),
     ],
 )
 def layer(base: Grid, top: Grid, bg: int) -> Grid:
@@ -202,10 +154,7 @@ def g_pingpong(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("v", "h"), K.COUNT),
     generator=g_pingpong,
     when=W.LARGER | W.SHALLOW,
-    cases=[
-        Case(("v", 3), [[1, 2], [3, 4]], [[1, 2], [3, 4], [1, 2], [3, 4]]),
-        Case(("h", 2), [[1, 2, 3]], [[1, 2, 3, 2, 1]]),
-    ],
+    cases=[Case(("v", 3), "12 34", "12 34 12 34"), Case(("h", 2), "123", "12321")],
 )
 def pingpong(g: Grid, axis: str, k: int) -> Grid:
     """Mirror-extend the grid ``k`` times along ``axis`` (``v`` rows, ``h`` columns),
@@ -226,8 +175,6 @@ _TURNS = {"ccw": 1, "180": 2, "cw": 3}
 
 def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, each target with its state's count of each colour's cells."""
-    if not some_change(ctx) or not same_counts(ctx):
-        return
     for turn in _TURNS:
         for conn in (4, 8):
             if fits(ctx, turn_objects, turn, conn, ctx.bg):
@@ -235,22 +182,20 @@ def g_turn_objects(ctx: Ctx) -> Iterator[Args]:
                 break
 
 
-_L_IN = [[0, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 3, 0, 0, 0], [0, 3, 3, 0, 0], [0, 0, 0, 0, 0]]
-_L_OUT = [[0, 0, 0, 0, 0], [0, 0, 3, 0, 0], [3, 3, 3, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
+_L_IN = "00000 03000 03000 03300 00000"
+_L_OUT = "00000 00300 33300 00000 00000"
 
 
 @op(
     params=(OneOf(*_TURNS), K.CONN, K.COLOR),
     generator=g_turn_objects,
+    only_if=lambda ctx: same_counts(ctx),
+    when=W.CHANGED,
     cases=[
         # an L turned a quarter anticlockwise about its box's centre (half cell: up-left)
         Case(("ccw", 4, 0), _L_IN, _L_OUT),
         # a bar turned clockwise about its middle cell
-        Case(
-            ("cw", 8, 0),
-            [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 7, 7, 7, 0], [0, 0, 0, 0, 0]],
-            [[0, 0, 0, 0, 0], [0, 0, 7, 0, 0], [0, 0, 7, 0, 0], [0, 0, 7, 0, 0]],
-        ),
+        Case(("cw", 8, 0), "00000 00000 07770 00000", "00000 00700 00700 00700"),
     ],
 )
 def turn_objects(g: Grid, turn: str, conn: int, bg: int) -> Grid:
@@ -303,9 +248,9 @@ def g_shear(ctx: Ctx) -> Iterator[Args]:
     when=W.SHALLOW,
     cases=[
         # the top row shifted furthest right
-        Case(("h+", 0), [[1, 2, 3], [4, 5, 6]], [[0, 1, 2, 3], [4, 5, 6, 0]]),
+        Case(("h+", 0), "123 456", "0123 4560"),
         # columns: column j shifted down by j, on a canvas of 9
-        Case(("v-", 9), [[1, 2], [3, 4], [5, 6]], [[1, 9], [3, 2], [5, 4], [9, 6]]),
+        Case(("v-", 9), "12 34 56", "19 32 54 96"),
     ],
 )
 def shear(g: Grid, mode: str, bg: int) -> Grid:

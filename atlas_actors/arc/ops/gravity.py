@@ -25,24 +25,15 @@ from atlas_actors.arc.infer import (
     fits,
     moved_colors,
     same_counts,
-    some_change,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_gravity(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        yield (d, ctx.bg)
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
-    generator=g_gravity,
+    generator=lambda ctx: ((d, ctx.bg) for d in GRAVITY),
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("down", 0), [[1, 0], [0, 0], [0, 2]], [[0, 0], [0, 0], [1, 2]]),
-        Case(("left", 0), [[0, 1, 0, 2]], [[1, 2, 0, 0]]),
-    ],
+    cases=[Case(("down", 0), "10 00 02", "00 00 12"), Case(("left", 0), "0102", "1200")],
 )
 def gravity(g: Grid, d: str, bg: int) -> Grid:
     """Let every non-background cell fall toward side ``d`` (down/up/left/right)."""
@@ -58,23 +49,13 @@ def gravity(g: Grid, d: str, bg: int) -> Grid:
     return rigid_transform(o, back)
 
 
-def g_object_gravity(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        for conn, _ in ctx.conns(((8, 0), (4, 0))):
-            yield (d, conn, ctx.bg)
-
-
 @op(
     params=(OneOf(*GRAVITY), K.CONN, K.COLOR),
-    generator=g_object_gravity,
+    generator=lambda ctx: (
+        (d, conn, ctx.bg) for d in GRAVITY for conn, _ in ctx.conns(((8, 0), (4, 0)))
+    ),
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            ("down", 8, 0),
-            [[1, 1, 0], [0, 1, 0], [0, 0, 0], [0, 0, 2]],
-            [[0, 0, 0], [0, 0, 0], [1, 1, 0], [0, 1, 2]],
-        ),
-    ],
+    cases=[Case(("down", 8, 0), "110 010 000 002", "000 000 110 012")],
 )
 def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
     """Move every object (as a rigid body) toward side ``d`` until it hits the edge or
@@ -110,9 +91,7 @@ def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*SELECTORS), K.CONN, K.FLAG, K.COLOR),
     generator=g_move_to_contact,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("smallest", 8, 1, 0), [[2, 0, 0, 0, 3, 3]], [[0, 0, 0, 2, 3, 3]]),
-    ],
+    cases=[Case(("smallest", 8, 1, 0), "200033", "000233")],
 )
 def move_to_contact(g: Grid, sel: str, conn: int, by_color: int, bg: int) -> Grid:
     """Slide the object chosen by ``sel`` in a straight line (the direction where it
@@ -161,16 +140,8 @@ def g_attract(ctx: Ctx) -> Iterator[Args]:
     generator=g_attract,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(
-            (2, 0, 0),
-            [[2, 0, 0, 0], [0, 0, 0, 0], [2, 0, 0, 5], [0, 0, 0, 0]],
-            [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 5], [0, 0, 0, 0]],
-        ),
-        Case(
-            (2, 1, 0),
-            [[2, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 5]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 5]],
-        ),
+        Case((2, 0, 0), "2000 0000 2005 0000", "2000 0000 0025 0000"),
+        Case((2, 1, 0), "2000 0000 0000 0005", "0000 0000 0020 0005"),
     ],
 )
 def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
@@ -218,26 +189,18 @@ def attract(g: Grid, c: int, diag: int, bg: int) -> Grid:
     return o
 
 
-def g_align(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors[:5]:
-        for side in ("top", "bottom", "left", "right"):
-            yield (c, side, ctx.bg)
-
-
 ALIGN_SIDES = ("top", "bottom", "left", "right")
 
 
 @op(
     params=(K.COLOR, OneOf(*ALIGN_SIDES), K.COLOR),
-    generator=g_align,
+    generator=lambda ctx: (
+        (c, side, ctx.bg)
+        for c in ctx.state_colors[:5]
+        for side in ("top", "bottom", "left", "right")
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (1, "top", 0),
-            [[0, 1, 0, 0], [0, 1, 0, 0], [0, 0, 0, 3], [2, 0, 0, 3]],
-            [[2, 1, 0, 3], [0, 1, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-    ],
+    cases=[Case((1, "top", 0), "0100 0100 0003 2003", "2103 0103 0000 0000")],
 )
 def align(g: Grid, c: int, side: str, bg: int) -> Grid:
     """Move every object (8-connected, one colour) not of colour ``c`` straight up/down
@@ -269,34 +232,17 @@ def align(g: Grid, c: int, side: str, bg: int) -> Grid:
     return o
 
 
-def g_snap_to_line(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, and some colour's cells moved (the non-background count kept or
-    shrunk)."""
-    for s, t in ctx.pairs:
-        if int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()):
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
-    yield (0, ctx.bg)
-    yield (1, ctx.bg)
-
-
 @op(
     params=(K.FLAG, K.COLOR),
-    generator=g_snap_to_line,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    generator=lambda ctx: ((k, ctx.bg) for k in (0, 1)),
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.CHANGED,
     cases=[
         # the 2 dot moves left to touch the 2 wall; the 5 dot has no 5 line and goes
-        Case(
-            (0, 0),
-            [[2, 0, 0, 0, 0], [2, 0, 0, 2, 0], [2, 0, 5, 0, 0]],
-            [[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [2, 0, 0, 0, 0]],
-        ),
-        Case(
-            (1, 0),
-            [[2, 0, 0, 0, 0], [2, 0, 0, 2, 0], [2, 0, 5, 0, 0]],
-            [[2, 0, 0, 0, 0], [2, 2, 0, 0, 0], [2, 0, 5, 0, 0]],
-        ),
+        Case((0, 0), "20000 20020 20500", "20000 22000 20000"),
+        Case((1, 0), "20000 20020 20500", "20000 22000 20500"),
     ],
 )
 def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
@@ -327,28 +273,17 @@ def snap_to_line(g: Grid, keep: int, bg: int) -> Grid:
     return o
 
 
-def g_snap_to_wall(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, something changes, and no target has more non-background cells
-    than its state."""
-    pairs = ctx.pairs
-    if all((s == t).all() for s, t in pairs):
-        return
-    if all(int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_snap_to_wall,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    generator=BG,
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.CHANGED,
     cases=[
         # single cells move to the 5 wall and turn 5; two in one column pile up
-        Case(
-            (0,),
-            [[3, 0, 0, 0], [0, 0, 0, 0], [5, 5, 5, 5], [0, 0, 0, 0], [0, 0, 0, 4]],
-            [[0, 0, 0, 0], [5, 0, 0, 0], [5, 5, 5, 5], [0, 0, 0, 5], [0, 0, 0, 0]],
-        ),
-        Case((0,), [[3, 0], [2, 0], [0, 0], [5, 5]], [[0, 0], [5, 0], [5, 0], [5, 5]]),
+        Case((0,), "3000 0000 5555 0000 0004", "0000 5000 5555 0005 0000"),
+        Case((0,), "30 20 00 55", "00 50 50 55"),
     ],
 )
 def snap_to_wall(g: Grid, bg: int) -> Grid:
@@ -385,8 +320,6 @@ def snap_to_wall(g: Grid, bg: int) -> Grid:
 def g_attract_to(ctx: Ctx) -> Iterator[Args]:
     """A colour whose cells moved towards a colour that stayed put in every pair, with
     at least three non-background colours in some state (else ``attract`` says it)."""
-    if max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) < 3:
-        return
     pairs = ctx.pairs
     moved = [c for c in ctx.state_colors[:5] if any(((s == c) != (t == c)).any() for s, t in pairs)]
     still = [
@@ -403,14 +336,9 @@ def g_attract_to(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.FLAG, K.COLOR),
     generator=g_attract_to,
+    only_if=lambda ctx: max(len(set(np.unique(s).tolist()) - {ctx.bg}) for s in ctx.train) >= 3,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (3, 2, 0, 0),
-            [[3, 0, 0, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
-            [[0, 0, 3, 2], [0, 0, 0, 0], [7, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-    ],
+    cases=[Case((3, 2, 0, 0), "3002 0000 7000 0000", "0032 0000 7000 0000")],
 )
 def attract_to(g: Grid, c: int, t: int, diag: int, bg: int) -> Grid:
     """Like ``attract``, but objects of colour ``c`` slide only towards cells of colour
@@ -433,14 +361,8 @@ def g_center_in(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_center_in,
     when=W.SHALLOW,
-    cases=[
-        # the 2 shape moves to the centre of the box of the 3 markers
-        Case(
-            (3, 0),
-            [[3, 2, 0, 0, 3], [0, 2, 0, 0, 0], [0, 2, 0, 0, 0], [0, 0, 0, 0, 0], [3, 0, 0, 0, 3]],
-            [[3, 0, 0, 0, 3], [0, 0, 2, 0, 0], [0, 0, 2, 0, 0], [0, 0, 2, 0, 0], [3, 0, 0, 0, 3]],
-        ),
-    ],
+    # the 2 shape moves to the centre of the box of the 3 markers
+    cases=[Case((3, 0), "32003 02000 02000 00000 30003", "30003 00200 00200 00200 30003")],
 )
 def center_in(g: Grid, c: int, bg: int) -> Grid:
     """Move everything that is neither background nor colour ``c`` (as one rigid
@@ -467,40 +389,16 @@ def center_in(g: Grid, c: int, bg: int) -> Grid:
     return o
 
 
-def g_gather_dots(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, and every target has fewer (but some) non-background cells."""
-    for s, t in ctx.pairs:
-        ms, mt = s != ctx.bg, t != ctx.bg
-        if not mt.any() or int(mt.sum()) >= int(ms.sum()):
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_gather_dots,
+    generator=BG,
+    only_if=lambda ctx: all(
+        0 < int((t != ctx.bg).sum()) < int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
+    # each dot lands on the nearest cell of the 8 block, the rest of the block goes
     cases=[
-        # each dot lands on the nearest cell of the 8 block, the rest of the block goes
-        Case(
-            (0,),
-            [
-                [1, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 8, 8, 0],
-                [0, 0, 8, 8, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 2],
-            ],
-            [
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 1, 0, 0],
-                [0, 0, 0, 2, 0],
-                [0, 0, 0, 0, 0],
-                [0, 0, 0, 0, 0],
-            ],
-        ),
+        Case((0,), "10000 00000 00880 00880 00000 00002", "00000 00000 00100 00020 00000 00000")
     ],
 )
 def gather_dots(g: Grid, bg: int) -> Grid:
@@ -529,8 +427,6 @@ def gather_dots(g: Grid, bg: int) -> Grid:
 def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, colour counts kept, and every target's cells reach side ``d`` and
     one end of the perpendicular side."""
-    if ctx.depth > 1 or moved_colors(ctx) is None:
-        return
     bg = ctx.bg
     for d in ("down", "up", "left", "right"):
         for align in ("start", "end"):
@@ -552,19 +448,13 @@ def g_sort_stack(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf("down", "up", "left", "right"), OneOf("start", "end"), K.COLOR),
     generator=g_sort_stack,
+    only_if=lambda ctx: moved_colors(ctx) is not None,
+    when=W.SHALLOW,
     cases=[
         # bars sorted by size, stacked at the bottom, right-aligned
-        Case(
-            ("down", "end", 0),
-            [[0, 2, 2, 0], [0, 0, 0, 0], [3, 0, 0, 0], [4, 4, 4, 0]],
-            [[0, 0, 0, 0], [0, 0, 0, 3], [0, 0, 2, 2], [0, 4, 4, 4]],
-        ),
+        Case(("down", "end", 0), "0220 0000 3000 4440", "0000 0003 0022 0444"),
         # columns sorted by size, stacked at the left, top-aligned
-        Case(
-            ("left", "start", 0),
-            [[0, 0, 5], [1, 0, 5], [0, 0, 5]],
-            [[5, 1, 0], [5, 0, 0], [5, 0, 0]],
-        ),
+        Case(("left", "start", 0), "005 105 005", "510 500 500"),
     ],
 )
 def sort_stack(g: Grid, d: str, align: str, bg: int) -> Grid:
@@ -605,34 +495,22 @@ def _border_line(g: Grid, side: str) -> Grid:
     return line
 
 
-def g_wall_gravity(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, each target with its state's count of each colour's cells."""
-    if not some_change(ctx) or not same_counts(ctx):
-        return
-    for conn in (8, 4):
-        if fits(ctx, wall_gravity, conn, ctx.bg):
-            yield (conn, ctx.bg)
-            return
-
-
-_WALLS_IN = [[1, 0, 0, 0, 0, 2], [1, 0, 0, 1, 0, 2], [1, 2, 0, 0, 3, 2], [1, 0, 1, 1, 0, 2]]
-_WALLS_OUT = [[1, 0, 0, 0, 0, 2], [1, 1, 0, 0, 0, 2], [1, 0, 0, 2, 3, 2], [1, 1, 1, 0, 0, 2]]
+_WALLS_IN = "100002 100102 120032 101102"
+_WALLS_OUT = "100002 110002 100232 111002"
 
 
 @op(
     params=(K.CONN, K.COLOR),
-    generator=g_wall_gravity,
+    generator=Fitting(fits, lambda ctx: ((conn, ctx.bg) for conn in (8, 4)), first=True),
+    only_if=lambda ctx: same_counts(ctx),
+    when=W.CHANGED,
     cases=[
         # 1s slide to the left wall, 2s to the right, nearest first; the 2 stops at the 3,
         # which has no wall and stays
         Case((8, 0), _WALLS_IN, _WALLS_OUT),
         # a wall on the bottom row: the lower 4 lands first and the upper one on it; the 5
         # (no wall) stays
-        Case(
-            (4, 0),
-            [[4, 0, 0], [0, 0, 0], [4, 0, 5], [0, 0, 0], [4, 4, 4]],
-            [[0, 0, 0], [0, 0, 0], [4, 0, 5], [4, 0, 0], [4, 4, 4]],
-        ),
+        Case((4, 0), "400 000 405 000 444", "000 000 405 400 444"),
     ],
 )
 def wall_gravity(g: Grid, conn: int, bg: int) -> Grid:

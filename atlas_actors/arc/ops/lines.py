@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     fits,
     fits_bg,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
@@ -35,12 +35,8 @@ def g_fill_empty_lines(ctx: Ctx) -> Iterator[Args]:
     generator=g_fill_empty_lines,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case((0, 2, "full"), [[1, 0, 1], [0, 0, 0], [1, 0, 0]], [[1, 2, 1], [2, 2, 2], [1, 2, 0]]),
-        Case(
-            (0, 3, "inner"),
-            [[8, 8, 8, 8], [8, 0, 0, 2], [8, 0, 2, 2]],
-            [[8, 8, 8, 8], [8, 3, 3, 2], [8, 0, 2, 2]],
-        ),
+        Case((0, 2, "full"), "101 000 100", "121 222 120"),
+        Case((0, 3, "inner"), "8888 8002 8022", "8888 8332 8022"),
     ],
 )
 def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
@@ -67,22 +63,12 @@ def fill_empty_lines(g: Grid, e: int, c: int, mode: str) -> Grid:
     return o
 
 
-def g_extend_ends(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_extend_ends,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the diagonal tail of the square is continued to the edge
-        Case(
-            (0,),
-            [[3, 3, 0, 0], [3, 3, 0, 0], [0, 0, 3, 0], [0, 0, 0, 0]],
-            [[3, 3, 0, 0], [3, 3, 0, 0], [0, 0, 3, 0], [0, 0, 0, 3]],
-        ),
-    ],
+    # the diagonal tail of the square is continued to the edge
+    cases=[Case((0,), "3300 3300 0030 0000", "3300 3300 0030 0003")],
 )
 def extend_ends(g: Grid, bg: int) -> Grid:
     """Continue lines: every non-background cell with exactly one non-background
@@ -124,13 +110,7 @@ def g_center_lines(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, OneOf("h", "v", "hv"), K.COLOR),
     generator=g_center_lines,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        Case(
-            (6, "hv", 0),
-            [[0, 0, 0, 0, 0], [0, 1, 1, 1, 0], [0, 1, 0, 1, 0], [0, 1, 1, 1, 0], [0, 0, 0, 0, 0]],
-            [[0, 0, 6, 0, 0], [0, 1, 1, 1, 0], [6, 1, 6, 1, 6], [0, 1, 1, 1, 0], [0, 0, 6, 0, 0]],
-        ),
-    ],
+    cases=[Case((6, "hv", 0), "00000 01110 01010 01110 00000", "00600 01110 61616 01110 00600")],
 )
 def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
     """Draw lines of colour ``c`` across the whole grid, over the background, through
@@ -152,23 +132,12 @@ def center_lines(g: Grid, c: int, axis: str, bg: int) -> Grid:
     return o
 
 
-def g_keep_center_line(ctx: Ctx) -> Iterator[Args]:
-    """Only erasing (cells become background) in odd-sized grids."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
-    if not all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs):
-        return
-    for axis in ("v", "h"):
-        if fits(ctx, keep_center_line, axis, ctx.bg):
-            yield (axis, ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_keep_center_line,
-    cases=[
-        Case(("v", 0), [[1, 2, 3], [4, 5, 6], [7, 8, 9]], [[0, 2, 0], [0, 5, 0], [0, 8, 0]]),
-    ],
+    generator=Fitting(fits, lambda ctx: ((a, ctx.bg) for a in ("v", "h"))),
+    only_if=lambda ctx: all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs),
+    when=W.SHALLOW | W.SAME_SHAPE,
+    cases=[Case(("v", 0), "123 456 789", "020 050 080")],
 )
 def keep_center_line(g: Grid, axis: str, bg: int) -> Grid:
     """Erase everything but the middle column (``axis`` v) or middle row (h) of an
@@ -209,16 +178,8 @@ def g_complete_lines(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the top row and both side columns are more than half filled: their gaps get 2;
         # the middle row (one cell of five) stays open
-        Case(
-            (2, 2, 0),
-            [[1, 0, 1, 1, 1], [0, 0, 0, 0, 1], [1, 0, 1, 0, 0], [1, 0, 0, 0, 1]],
-            [[1, 2, 1, 1, 1], [2, 0, 0, 0, 1], [1, 0, 1, 0, 2], [1, 0, 0, 0, 1]],
-        ),
-        Case(
-            (-1, 1, 0),
-            [[3, 3, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0]],
-            [[3, 3, 0, 3], [0, 0, 0, 0], [0, 0, 0, 0]],
-        ),
+        Case((2, 2, 0), "10111 00001 10100 10001", "12111 20001 10102 10001"),
+        Case((-1, 1, 0), "3303 0000 0000", "3303 0000 0000"),
     ],
 )
 def complete_lines(g: Grid, c: int, reach: int, bg: int) -> Grid:
@@ -270,16 +231,8 @@ def g_extend_runs(ctx: Ctx) -> Iterator[Args]:
     when=W.GROWS | W.FIRST,
     cases=[
         # the 1 2 run in row 1 and the 3 1 run in column 1 repeated along their lines
-        Case(
-            ("hv", 0),
-            [[0, 3, 0, 0, 0], [0, 1, 2, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]],
-            [[0, 3, 0, 0, 0], [2, 1, 2, 1, 2], [0, 3, 0, 0, 0], [0, 1, 0, 0, 0]],
-        ),
-        Case(
-            ("h", 0),
-            [[0, 3, 0, 0, 0], [0, 1, 2, 0, 0], [0, 0, 0, 0, 0]],
-            [[0, 3, 0, 0, 0], [2, 1, 2, 1, 2], [0, 0, 0, 0, 0]],
-        ),
+        Case(("hv", 0), "03000 01200 00000 00000", "03000 21212 03000 01000"),
+        Case(("h", 0), "03000 01200 00000", "03000 21212 00000"),
     ],
 )
 def extend_runs(g: Grid, axis: str, bg: int) -> Grid:
@@ -342,12 +295,8 @@ def g_lines_by_position(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # each row's single 5 picks its row's colour by its column (0 -> 2, 2 -> 3); the
         # empty row stays
-        Case(
-            ([[0, 2], [2, 3]], "h", 0),
-            [[5, 0, 0], [0, 0, 5], [0, 0, 0]],
-            [[2, 2, 2], [3, 3, 3], [0, 0, 0]],
-        ),
-        Case(([[1, 4]], "v", 0), [[0, 0], [1, 0]], [[4, 0], [4, 0]]),
+        Case(([[0, 2], [2, 3]], "h", 0), "500 005 000", "222 333 000"),
+        Case(([[1, 4]], "v", 0), "00 10", "40 40"),
     ],
 )
 def lines_by_position(g: Grid, table: list[list[int]], axis: str, bg: int) -> Grid:
@@ -389,8 +338,8 @@ def g_hole_lines(ctx: Ctx) -> Iterator[Args]:
         yield (c,)
 
 
-_BAND_OUT = [[4, 0, 4, 4], [4, 0, 4, 4], [4, 0, 4, 4], [8, 8, 8, 8]]
-_BAND = [[4, 4, 4, 4], [4, 0, 4, 4], [4, 4, 4, 4], [8, 8, 8, 8]]
+_BAND_OUT = "4044 4044 4044 8888"
+_BAND = "4444 4044 4444 8888"
 
 
 @op(
@@ -401,11 +350,7 @@ _BAND = [[4, 4, 4, 4], [4, 0, 4, 4], [4, 4, 4, 4], [8, 8, 8, 8]]
         # the hole in the wide band becomes a column across it (the 8 band stops it)
         Case((0,), _BAND, _BAND_OUT),
         # the same in a tall band: a row
-        Case(
-            (0,),
-            [[4, 4, 8], [4, 4, 8], [0, 4, 8], [4, 4, 8]],
-            [[4, 4, 8], [4, 4, 8], [0, 0, 8], [4, 4, 8]],
-        ),
+        Case((0,), "448 448 048 448", "448 448 008 448"),
     ],
 )
 def hole_lines(g: Grid, c: int) -> Grid:
@@ -440,29 +385,20 @@ def hole_lines(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_dot_lines_by_region(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes and a few cells change colour in every pair: try the directions."""
-    if any(not (s != t).any() for s, t in ctx.pairs):
-        return
-    for dirs in ("diag", "hv", "all"):
-        if fits(ctx, dot_lines_by_region, dirs):
-            yield (dirs,)
-            return
-
-
-_DOTS_OUT = [[4, 2, 4, 8, 8], [2, 4, 2, 1, 8], [4, 2, 4, 8, 1], [2, 2, 2, 1, 8]]
-_DOTS = [[2, 2, 2, 8, 8], [2, 4, 2, 8, 8], [2, 2, 2, 8, 1], [2, 2, 2, 8, 8]]
+_DOTS_OUT = "42488 24218 42481 22218"
+_DOTS = "22288 24288 22281 22288"
 
 
 @op(
     params=(OneOf("diag", "hv", "all"),),
-    generator=g_dot_lines_by_region,
+    generator=Fitting(fits, lambda ctx: ((d,) for d in ("diag", "hv", "all")), first=True),
+    only_if=lambda ctx: all((s != t).any() for s, t in ctx.pairs),
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the 4 dot in the 2 region and the 1 dot in the 8 region: diagonals recolour
         # 2 -> 4 and 8 -> 1 wherever they cross
         Case(("diag",), _DOTS, _DOTS_OUT),
-        Case(("hv",), _DOTS, [[2, 4, 2, 8, 1], [4, 4, 4, 1, 1], [4, 4, 4, 1, 1], [2, 4, 2, 8, 1]]),
+        Case(("hv",), _DOTS, "24281 44411 44411 24281"),
     ],
 )
 def dot_lines_by_region(g: Grid, dirs: str) -> Grid:
@@ -543,17 +479,9 @@ def g_line_staircase(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # a 7 line hanging from the top: copies 1 and 2 columns away, one and two cells
         # shorter, in 8 then 7
-        Case(
-            (8, 0),
-            [[0, 0, 7, 0, 0], [0, 0, 7, 0, 0], [0, 0, 7, 0, 0], [0, 0, 0, 0, 0]],
-            [[7, 8, 7, 8, 7], [0, 8, 7, 8, 0], [0, 0, 7, 0, 0], [0, 0, 0, 0, 0]],
-        ),
+        Case((8, 0), "00700 00700 00700 00000", "78787 08780 00700 00000"),
         # a row touching the right edge grows from that end; copies leaving the grid are cut
-        Case(
-            (5, 0),
-            [[0, 0, 0, 0], [0, 2, 2, 2], [0, 0, 0, 0]],
-            [[0, 0, 5, 5], [0, 2, 2, 2], [0, 0, 5, 5]],
-        ),
+        Case((5, 0), "0000 0222 0000", "0055 0222 0055"),
     ],
 )
 def line_staircase(g: Grid, b: int, bg: int) -> Grid:
@@ -583,22 +511,14 @@ def line_staircase(g: Grid, b: int, bg: int) -> Grid:
     return o.T if lines[0][4] == "h" else o
 
 
-def g_extend_segments(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, some change: try both crossing orders."""
-    for top in ("h", "v"):
-        if fits(ctx, extend_segments, top, ctx.bg):
-            yield (top, ctx.bg)
-            return
-
-
-_SEG_IN = [[0, 0, 0, 0, 0], [0, 4, 4, 0, 0], [0, 0, 0, 6, 0], [0, 0, 0, 6, 0], [2, 0, 0, 0, 0]]
-_SEG_H = [[0, 0, 0, 6, 0], [4, 4, 4, 4, 4], [0, 0, 0, 6, 0], [0, 0, 0, 6, 0], [2, 0, 0, 6, 0]]
-_SEG_V = [[*r[:3], 6, *r[4:]] for r in _SEG_H]
+_SEG_IN = "00000 04400 00060 00060 20000"
+_SEG_H = "00060 44444 00060 00060 20060"
+_SEG_V = "00060 44464 00060 00060 20060"
 
 
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_extend_segments,
+    generator=Fitting(fits, lambda ctx: ((top, ctx.bg) for top in ("h", "v")), first=True),
     when=W.CHANGED,
     cases=[
         # segments become full lines (rows painted last); the single cell stays
@@ -631,28 +551,22 @@ def extend_segments(g: Grid, top: str, bg: int) -> Grid:
     return o
 
 
-def g_toggle_lines(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, the first row or column unchanged (the markers stay)."""
-    if not all((s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs):
-        return
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, toggle_lines, bg):
-            yield (bg,)
-
-
-_TOGGLE_IN = [[0, 3, 0, 2], [1, 3, 0, 0], [0, 0, 0, 2]]
-_TOGGLE_OUT = [[0, 3, 0, 2], [1, 0, 0, 2], [0, 3, 0, 0]]
+_TOGGLE_IN = "0302 1300 0002"
+_TOGGLE_OUT = "0302 1002 0300"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_toggle_lines,
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
+    only_if=lambda ctx: all(
+        (s[0] == t[0]).all() or (s[:, 0] == t[:, 0]).all() for s, t in ctx.pairs
+    ),
     when=W.CHANGED,
     cases=[
         # markers 3 and 2 on the top row: in their columns 3s become 0 and 0s become 3
         Case((0,), _TOGGLE_IN, _TOGGLE_OUT),
         # an empty top row: the marker is on the first column and claims its row
-        Case((0,), [[0, 0, 0], [4, 0, 4], [0, 1, 0]], [[0, 0, 0], [4, 4, 0], [0, 1, 0]]),
+        Case((0,), "000 404 010", "000 440 010"),
     ],
 )
 def toggle_lines(g: Grid, bg: int) -> Grid:

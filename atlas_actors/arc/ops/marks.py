@@ -16,32 +16,18 @@ from atlas_actors.arc.infer import (
     one_new_color,
     painted_cells,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_mark_contact(ctx: Ctx) -> Iterator[Args]:
-    """Only non-background cells change, to colours already in the grid."""
-    for s, t in ctx.pairs:
-        d = s != t
-        if (s[d] == ctx.bg).any() or (t[d] == ctx.bg).any():
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
-    yield (ctx.bg,)
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_mark_contact,
-    when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the 6 marks the block cell it faces; the 9 faces nothing
-        Case(
-            (0,),
-            [[0, 0, 0, 0], [6, 0, 8, 8], [0, 0, 8, 8], [9, 0, 0, 0]],
-            [[0, 0, 0, 0], [6, 0, 6, 8], [0, 0, 8, 8], [9, 0, 0, 0]],
-        ),
-    ],
+    generator=BG,
+    only_if=lambda ctx: all(
+        (s[s != t] != ctx.bg).all() and (t[s != t] != ctx.bg).all() for s, t in ctx.pairs
+    ),
+    when=W.CHANGED,
+    # the 6 marks the block cell it faces; the 9 faces nothing
+    cases=[Case((0,), "0000 6088 0088 9000", "0000 6068 0088 9000")],
 )
 def mark_contact(g: Grid, bg: int) -> Grid:
     """Every single cell looks along its row and column: the first cell of a bigger
@@ -86,16 +72,8 @@ def g_corner_marks(ctx: Ctx) -> Iterator[Args]:
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # each object gets its four outer diagonal corners marked
-        Case(
-            ("dot", "fixed", [1, 2, 3, 4], 0),
-            [[0, 0, 0, 0], [0, 5, 5, 0], [0, 0, 0, 0]],
-            [[1, 0, 0, 2], [0, 5, 5, 0], [3, 0, 0, 4]],
-        ),
-        Case(
-            ("same", "opp", [0], 0),
-            [[0, 0, 0, 0], [0, 1, 2, 0], [0, 3, 4, 0], [0, 0, 0, 0]],
-            [[4, 0, 0, 3], [0, 1, 2, 0], [0, 3, 4, 0], [2, 0, 0, 1]],
-        ),
+        Case(("dot", "fixed", [1, 2, 3, 4], 0), "0000 0550 0000", "1002 0550 3004"),
+        Case(("same", "opp", [0], 0), "0000 0120 0340 0000", "4003 0120 0340 2001"),
     ],
 )
 def corner_marks(g: Grid, size: str, cmode: str, cols: list[int], bg: int) -> Grid:
@@ -137,14 +115,8 @@ def g_midpoint_mark(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf("dot", "plus"), K.COLOR, K.COLOR),
     generator=g_midpoint_mark,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # a plus of 3 halfway between the two 1s in a row
-        Case(
-            ("plus", 3, 0),
-            [[0, 0, 0, 0, 0], [1, 0, 0, 0, 1], [0, 0, 0, 0, 0]],
-            [[0, 0, 3, 0, 0], [1, 3, 3, 3, 1], [0, 0, 3, 0, 0]],
-        ),
-    ],
+    # a plus of 3 halfway between the two 1s in a row
+    cases=[Case(("plus", 3, 0), "00000 10001 00000", "00300 13331 00300")],
 )
 def midpoint_mark(g: Grid, shape: str, c: int, bg: int) -> Grid:
     """Mark with ``c`` the midpoint of every two same-coloured single cells that share
@@ -182,14 +154,8 @@ def g_border_marks(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_border_marks,
     when=W.PAINTED | W.SHALLOW,
-    cases=[
-        # each cup drops a 4 onto the bottom row below its centre; the 2-wide bar has none
-        Case(
-            ("down", 4, 0),
-            [[6, 6, 6, 0, 3, 3], [6, 0, 6, 0, 0, 0], [0, 0, 0, 0, 0, 0]],
-            [[6, 6, 6, 0, 3, 3], [6, 0, 6, 0, 0, 0], [0, 4, 0, 0, 0, 0]],
-        ),
-    ],
+    # each cup drops a 4 onto the bottom row below its centre; the 2-wide bar has none
+    cases=[Case(("down", 4, 0), "666033 606000 000000", "666033 606000 040000")],
 )
 def border_marks(g: Grid, side: str, c: int, bg: int) -> Grid:
     """Drop a mark of colour ``c`` from every object (8-connected, one colour) onto the
@@ -226,14 +192,8 @@ def g_mark_crossings(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_mark_crossings,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # a full row of 2 crosses a full column of 3: a ring of 4 around the crossing
-        Case(
-            (4, 0),
-            [[0, 3, 0, 0], [2, 2, 2, 2], [0, 3, 0, 0], [0, 3, 0, 0]],
-            [[4, 4, 4, 0], [4, 2, 4, 2], [4, 4, 4, 0], [0, 3, 0, 0]],
-        ),
-    ],
+    # a full row of 2 crosses a full column of 3: a ring of 4 around the crossing
+    cases=[Case((4, 0), "0300 2222 0300 0300", "4440 4242 4440 0300")],
 )
 def mark_crossings(g: Grid, c: int, bg: int) -> Grid:
     """Where a full row and a full column of non-background cells cross, paint the 8
@@ -266,9 +226,7 @@ def g_diag_marks(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_diag_marks,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case((8, 0), [[0, 0, 0], [0, 1, 0], [0, 0, 0]], [[8, 0, 8], [0, 1, 0], [8, 0, 8]]),
-    ],
+    cases=[Case((8, 0), "000 010 000", "808 010 808")],
 )
 def diag_marks(g: Grid, c: int, bg: int) -> Grid:
     """Paint ``c`` on the background cells diagonally next to a non-background cell."""

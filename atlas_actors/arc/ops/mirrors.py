@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, role_color
 from atlas_actors.arc.infer import Args, Ctx, moved_colors, painted_fits
-from atlas_actors.arc.registry import Case, K, W, op
+from atlas_actors.arc.registry import BG, Case, K, OnSelf, W, op
 
 
 def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
@@ -29,24 +29,13 @@ def _fits_recolored(ctx: Ctx, fn: Callable[..., Grid], *args: Any) -> bool:
     return True
 
 
-def g_mirror_marker(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, two-colour objects in every state: fits up to a colour map."""
-    if _fits_recolored(ctx, mirror_marker, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_mirror_marker,
+    generator=BG,
+    only_if=OnSelf(_fits_recolored),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
-        Case(
-            (0,),
-            [[0, 4, 0, 0, 0], [4, 4, 2, 0, 0], [0, 4, 2, 0, 0]],
-            [[0, 4, 4, 0, 0], [4, 4, 4, 4, 0], [0, 4, 4, 0, 0]],
-        ),
-    ],
+    # the 2 marker sits right of the 4 shape: the shape is mirrored across its right side
+    cases=[Case((0,), "04000 44200 04200", "04400 44440 04400")],
 )
 def mirror_marker(g: Grid, bg: int) -> Grid:
     """Objects (8-connected) of two colours: the commoner colour is the shape, the other
@@ -116,16 +105,8 @@ def g_mirror_across(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the 5 below the 2 wall is reflected across it; the 7 has no wall spanning its
         # columns and stays
-        Case(
-            (2, 0, 0),
-            [[0, 0, 0, 0], [0, 0, 0, 0], [2, 2, 2, 0], [0, 0, 0, 0], [5, 5, 0, 7]],
-            [[5, 5, 0, 0], [0, 0, 0, 0], [2, 2, 2, 0], [0, 0, 0, 0], [0, 0, 0, 7]],
-        ),
-        Case(
-            (2, 1, 0),
-            [[0, 0, 0, 0, 0], [0, 0, 2, 0, 3], [0, 0, 2, 0, 0]],
-            [[0, 0, 0, 0, 0], [3, 0, 2, 0, 3], [0, 0, 2, 0, 0]],
-        ),
+        Case((2, 0, 0), "0000 0000 2220 0000 5507", "5500 0000 2220 0000 0007"),
+        Case((2, 1, 0), "00000 00203 00200", "00000 30203 00200"),
     ],
 )
 def mirror_across(g: Grid, c: int, keep: int, bg: int) -> Grid:
@@ -173,38 +154,14 @@ def mirror_across(g: Grid, c: int, keep: int, bg: int) -> Grid:
     return o
 
 
-def g_mirror_to_markers(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, nothing lost and something painted."""
-    for s, t in ctx.pairs:
-        m = s != ctx.bg
-        if not (s[m] == t[m]).all():
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_mirror_to_markers,
+    generator=BG,
+    only_if=lambda ctx: all((s[s != ctx.bg] == t[s != ctx.bg]).all() for s, t in ctx.pairs),
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left
-        # corner in 3 (diagonal marker)
-        Case(
-            (0,),
-            [
-                [0, 0, 0, 0, 0, 0, 0],
-                [0, 3, 0, 0, 0, 0, 0],
-                [0, 0, 1, 1, 2, 0, 0],
-                [0, 0, 1, 0, 0, 0, 0],
-            ],
-            [
-                [0, 3, 0, 0, 0, 0, 0],
-                [3, 3, 0, 0, 0, 0, 0],
-                [0, 0, 1, 1, 2, 2, 0],
-                [0, 0, 1, 0, 0, 2, 0],
-            ],
-        ),
-    ],
+    # the 1 body is mirrored to the right in 2 (marker beside it) and over the top-left
+    # corner in 3 (diagonal marker)
+    cases=[Case((0,), "0000000 0300000 0011200 0010000", "0300000 3300000 0011220 0010020")],
 )
 def mirror_to_markers(g: Grid, bg: int) -> Grid:
     """Each object (8-connected, several colours) is a body (its commonest colour)
@@ -252,17 +209,15 @@ def g_mirror_cross(ctx: Ctx) -> Iterator[Args]:
     yield from painted_fits(ctx, mirror_cross)
 
 
-_CROSS_IN = [[1, 0, 8, 0, 0], [3, 0, 8, 0, 0], [8, 8, 8, 8, 8], [0, 0, 8, 0, 0], [0, 0, 8, 0, 0]]
-_CROSS_OUT = [[1, 0, 8, 0, 1], [3, 0, 8, 0, 3], [8, 8, 8, 8, 8], [3, 0, 8, 0, 3], [1, 0, 8, 0, 1]]
+_CROSS_IN = "10800 30800 88888 00800 00800"
+_CROSS_OUT = "10801 30803 88888 30803 10801"
 
 
 @op(
     params=(K.COLOR,),
     generator=g_mirror_cross,
-    cases=[
-        # reflected across the 8 row, the 8 column and both
-        Case((0,), _CROSS_IN, _CROSS_OUT),
-    ],
+    # reflected across the 8 row, the 8 column and both
+    cases=[Case((0,), _CROSS_IN, _CROSS_OUT)],
 )
 def mirror_cross(g: Grid, bg: int) -> Grid:
     """A full row and a full column of one colour are two mirrors: every other
@@ -301,8 +256,8 @@ def g_mirror_line(ctx: Ctx) -> Iterator[Args]:
                 yield (c, m, ctx.bg)
 
 
-_DIAG_MIRROR_IN = [[1, 0, 3, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
-_DIAG_MIRROR_OUT = [[1, 0, 3, 2], [0, 1, 0, 0], [3, 0, 1, 0], [0, 0, 0, 1]]
+_DIAG_MIRROR_IN = "1032 0100 0010 0001"
+_DIAG_MIRROR_OUT = "1032 0100 3010 0001"
 
 
 @op(
@@ -313,11 +268,7 @@ _DIAG_MIRROR_OUT = [[1, 0, 3, 2], [0, 1, 0, 0], [3, 0, 1, 0], [0, 0, 0, 1]]
         # the diagonal of 1s mirrors the 3 (not the 2)
         Case((1, 3, 0), _DIAG_MIRROR_IN, _DIAG_MIRROR_OUT),
         # a column of 8s; the image falling off the grid is dropped
-        Case(
-            (8, 4, 0),
-            [[4, 0, 8, 0, 0, 0], [0, 0, 8, 0, 0, 4]],
-            [[4, 0, 8, 0, 4, 0], [0, 0, 8, 0, 0, 4]],
-        ),
+        Case((8, 4, 0), "408000 008004", "408040 008004"),
     ],
 )
 def mirror_line(g: Grid, c: int, m: int, bg: int) -> Grid:

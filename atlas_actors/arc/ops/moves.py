@@ -10,30 +10,17 @@ import numpy as np
 from atlas_actors.arc.grids import DIRS, HEADINGS, STEPS8, Grid, components
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
 from atlas_actors.arc.ops.geometry import shift
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_move_by_size(ctx: Ctx) -> Iterator[Args]:
-    for s, t in ctx.pairs:
-        if int((s != ctx.bg).sum()) != int((t != ctx.bg).sum()):
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
-    for d in ("down", "up", "left", "right"):
-        yield (d, ctx.bg)
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 @op(
     params=(OneOf("down", "up", "left", "right"), K.COLOR),
-    generator=g_move_by_size,
-    when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            ("up", 0),
-            [[0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 0, 0], [1, 0, 2]],
-            [[0, 0, 0], [1, 0, 0], [1, 0, 0], [0, 0, 2], [0, 0, 0]],
-        ),
-    ],
+    generator=lambda ctx: ((d, ctx.bg) for d in ("down", "up", "left", "right")),
+    only_if=lambda ctx: all(
+        int((s != ctx.bg).sum()) == int((t != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
+    when=W.CHANGED,
+    cases=[Case(("up", 0), "000 000 000 100 102", "000 100 100 002 000")],
 )
 def move_by_size(g: Grid, d: str, bg: int) -> Grid:
     """Move every object (8-connected, one colour) in direction ``d`` by its own height
@@ -55,23 +42,13 @@ def move_by_size(g: Grid, d: str, bg: int) -> Grid:
     return o
 
 
-def g_stretch_to_dot(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, more non-background cells in every target."""
-    if ctx.depth <= 1 and ctx.grows and fits(ctx, stretch_to_dot, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_stretch_to_dot,
-    cases=[
-        # the box stretches down to the 8 marker, its middle row repeating
-        Case(
-            (0,),
-            [[1, 1, 1], [1, 6, 1], [1, 1, 1], [0, 0, 0], [0, 8, 0]],
-            [[1, 1, 1], [1, 6, 1], [1, 6, 1], [1, 6, 1], [1, 1, 1]],
-        ),
-    ],
+    generator=BG,
+    when=W.SHALLOW | W.GROWS,
+    only_if=OnSelf(fits),
+    # the box stretches down to the 8 marker, its middle row repeating
+    cases=[Case((0,), "111 161 111 000 080", "111 161 161 161 111")],
 )
 def stretch_to_dot(g: Grid, bg: int) -> Grid:
     """Stretch the one bigger object toward the one single cell beside its box until
@@ -111,8 +88,6 @@ def stretch_to_dot(g: Grid, bg: int) -> Grid:
 def g_step_toward(ctx: Ctx) -> Iterator[Args]:
     """Same shapes and colour counts, some cells move: a colour that changes place and
     another colour that does not."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     pairs = ctx.pairs
     cols = [c for c in ctx.state_colors[:6] if c != ctx.bg]
     for a in cols:
@@ -127,10 +102,9 @@ def g_step_toward(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_step_toward,
-    cases=[
-        # the 3 steps diagonally toward the 4
-        Case((3, 4, 0), [[3, 0, 0], [0, 0, 0], [0, 0, 4]], [[0, 0, 0], [0, 3, 0], [0, 0, 4]]),
-    ],
+    when=W.SHALLOW | W.SAME_SHAPE,
+    # the 3 steps diagonally toward the 4
+    cases=[Case((3, 4, 0), "300 000 004", "000 030 004")],
 )
 def step_toward(g: Grid, a: int, b: int, bg: int) -> Grid:
     """Move the cells of colour ``a`` one step (diagonal allowed) toward the centre of
@@ -174,17 +148,9 @@ def g_shift_by_count(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # two 5s: the rest moves two steps right, the 5s are gone
-        Case(
-            (5, "right", 0),
-            [[0, 1, 0, 5], [0, 1, 0, 5], [0, 0, 0, 0]],
-            [[0, 0, 0, 1], [0, 0, 0, 1], [0, 0, 0, 0]],
-        ),
+        Case((5, "right", 0), "0105 0105 0000", "0001 0001 0000"),
         # one 5: a cross moves down-left one step, its lines stay whole
-        Case(
-            (5, "dl", 0),
-            [[0, 3, 0, 5], [3, 3, 3, 3], [0, 3, 0, 0], [0, 3, 0, 0]],
-            [[3, 0, 0, 0], [3, 0, 0, 0], [3, 3, 3, 3], [3, 0, 0, 0]],
-        ),
+        Case((5, "dl", 0), "0305 3333 0300 0300", "3000 3000 3333 3000"),
     ],
 )
 def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
@@ -200,28 +166,22 @@ def shift_by_count(g: Grid, m: int, d: str, bg: int) -> Grid:
     return a[np.ix_(ys, xs)].copy()
 
 
-def g_move_by_count(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, no target with more non-background cells than its state."""
-    if any(int((t != ctx.bg).sum()) > int((s != ctx.bg).sum()) for s, t in ctx.pairs):
-        return
-    for d in HEADINGS:
-        if fits(ctx, move_by_count, d, ctx.bg):
-            yield (d, ctx.bg)
-
-
-_FALL_IN = [[1, 1, 0], [0, 0, 2], [0, 0, 0], [0, 0, 0], [3, 3, 3]]
-_FALL_OUT = [[0, 0, 0], [0, 0, 0], [1, 1, 2], [0, 0, 0], [3, 3, 3]]
+_FALL_IN = "110 002 000 000 333"
+_FALL_OUT = "000 000 112 000 333"
 
 
 @op(
     params=(OneOf(*HEADINGS), K.COLOR),
-    generator=g_move_by_count,
+    generator=Fitting(fits, lambda ctx: ((d, ctx.bg) for d in HEADINGS)),
+    only_if=lambda ctx: all(
+        int((t != ctx.bg).sum()) <= int((s != ctx.bg).sum()) for s, t in ctx.pairs
+    ),
     when=W.CHANGED,
     cases=[
         # each object falls by its cell count; the full-width floor stays
         Case(("down", 0), _FALL_IN, _FALL_OUT),
         # cells moved past the edge are lost: the 3-cell 4 rises 3, the 5 rises 1
-        Case(("up", 0), [[0, 0], [4, 0], [4, 0], [4, 5]], [[4, 0], [0, 0], [0, 5], [0, 0]]),
+        Case(("up", 0), "00 40 40 45", "40 00 05 00"),
     ],
 )
 def move_by_count(g: Grid, d: str, bg: int) -> Grid:
@@ -291,8 +251,8 @@ def g_shift_by_color(ctx: Ctx) -> Iterator[Args]:
         yield (args, ctx.bg)
 
 
-_SHIFT_IN = [[0, 1, 0], [0, 0, 0], [2, 0, 0]]
-_SHIFT_OUT = [[0, 0, 0], [0, 1, 0], [0, 0, 2]]
+_SHIFT_IN = "010 000 200"
+_SHIFT_OUT = "000 010 002"
 _BY_COLOR = [[1921, 1], [1862, 2]]
 
 
@@ -303,7 +263,7 @@ _BY_COLOR = [[1921, 1], [1862, 2]]
     cases=[
         Case((_BY_COLOR, 0), _SHIFT_IN, _SHIFT_OUT),
         # moved past the edge: lost
-        Case((_BY_COLOR, 0), [[0, 0, 2], [0, 0, 1]], [[0, 0, 0], [0, 0, 0]]),
+        Case((_BY_COLOR, 0), "002 001", "000 000"),
     ],
 )
 def shift_by_color(g: Grid, table: list[list[int]], bg: int) -> Grid:
@@ -340,18 +300,16 @@ def g_step_to_marker(ctx: Ctx) -> Iterator[Args]:
             yield (m, bg)
 
 
-_STEP_IN = [[0, 0, 0, 0, 0], [0, 4, 4, 0, 0], [0, 4, 8, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 0, 0]]
-_STEP_OUT = [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 4, 4, 0], [0, 0, 4, 4, 0], [0, 0, 0, 0, 0]]
+_STEP_IN = "00000 04400 04800 00000 00000"
+_STEP_OUT = "00000 00000 00440 00440 00000"
 
 
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_step_to_marker,
     when=W.CHANGED,
-    cases=[
-        # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
-        Case((8, 0), _STEP_IN, _STEP_OUT),
-    ],
+    # the 8 in the 4s' bottom-right corner: the 4s, the 8 made a 4, step down-right
+    cases=[Case((8, 0), _STEP_IN, _STEP_OUT)],
 )
 def step_to_marker(g: Grid, m: int, bg: int) -> Grid:
     """Markers of colour ``m`` sit in a corner of an object's bounding box (objects
@@ -395,8 +353,8 @@ def g_roll_by_key(ctx: Ctx) -> Iterator[Args]:
         yield ()
 
 
-_ROLL_IN = [[5, 1, 2], [5, 3, 4], [9, 6, 7], [5, 8, 0]]
-_ROLL_OUT = [[6, 7], [8, 0], [1, 2], [3, 4]]
+_ROLL_IN = "512 534 967 580"
+_ROLL_OUT = "67 80 12 34"
 
 
 @op(
@@ -406,7 +364,7 @@ _ROLL_OUT = [[6, 7], [8, 0], [1, 2], [3, 4]]
         # the key column's odd cell is at index 2: the rest rolls down by 2
         Case((), _ROLL_IN, _ROLL_OUT),
         # a key row (the first column has no single odd cell): the rest rolls right by 1
-        Case((), [[4, 6, 4], [1, 2, 3], [7, 8, 9]], [[3, 1, 2], [9, 7, 8]]),
+        Case((), "464 123 789", "312 978"),
     ],
 )
 def roll_by_key(g: Grid) -> Grid:

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, split_parts
 from atlas_actors.arc.infer import Args, Ctx, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, OnSelf, W, op
 
 SPLIT_MODES = ("h2", "h3", "v2", "v3", "sep")
 
@@ -38,10 +38,7 @@ COMBINE_OPS = ("and", "or", "xor", "nor", "anb", "bna")
     params=(OneOf(*SPLIT_MODES), OneOf(*COMBINE_OPS), K.COLOR, K.COLOR),
     generator=g_split_combine,
     when=W.SMALLER,
-    cases=[
-        Case(("h2", "and", 4, 0), [[1, 1, 5, 1, 0]], [[4, 0]]),
-        Case(("h2", "xor", 4, 0), [[1, 0, 5, 1, 1]], [[0, 4]]),
-    ],
+    cases=[Case(("h2", "and", 4, 0), "11510", "40"), Case(("h2", "xor", 4, 0), "10511", "04")],
 )
 def split_combine(g: Grid, mode: str, op: str, c: int, bg: int) -> Grid:
     """Split, then combine the parts' non-background masks with a boolean ``op``;
@@ -68,19 +65,11 @@ def split_combine(g: Grid, mode: str, op: str, c: int, bg: int) -> Grid:
     return np.where(r, c, bg)
 
 
-def g_split_overlay(ctx: Ctx) -> Iterator[Args]:
-    for mode in SPLIT_MODES:
-        yield (mode, 0, ctx.bg)
-        yield (mode, 1, ctx.bg)
-
-
 @op(
     params=(OneOf(*SPLIT_MODES), K.FLAG, K.COLOR),
-    generator=g_split_overlay,
+    generator=lambda ctx: ((mode, k, ctx.bg) for mode in SPLIT_MODES for k in (0, 1)),
     when=W.SMALLER,
-    cases=[
-        Case(("v2", 0, 0), [[1, 0], [0, 2]], [[1, 2]]),
-    ],
+    cases=[Case(("v2", 0, 0), "10 02", "12")],
 )
 def split_overlay(g: Grid, mode: str, rev: int, bg: int) -> Grid:
     """Split, then stack the parts: later parts (earlier if ``rev``) paint over earlier."""
@@ -120,9 +109,9 @@ PICK_SELS = (
     generator=g_split_pick,
     when=W.SMALLER,
     cases=[
-        Case(("sep", "unique", 0), [[1, 5, 1, 5, 2], [1, 5, 1, 5, 1]], [[2], [1]]),
-        Case(("h3", "most", 0), [[1, 0, 2, 2, 0, 3]], [[2, 2]]),
-        Case(("h3", "asym", 0), [[1, 1, 2, 3, 6, 6], [1, 1, 4, 5, 6, 6]], [[2, 3], [4, 5]]),
+        Case(("sep", "unique", 0), "15152 15151", "2 1"),
+        Case(("h3", "most", 0), "102203", "22"),
+        Case(("h3", "asym", 0), "112366 114566", "23 45"),
     ],
 )
 def split_pick(g: Grid, mode: str, sel: str, bg: int) -> Grid:
@@ -160,18 +149,11 @@ def split_pick(g: Grid, mode: str, sel: str, bg: int) -> Grid:
     return parts[int(np.argmax(vals))].copy()
 
 
-def g_fold(ctx: Ctx) -> Iterator[Args]:
-    yield ("h", ctx.bg)
-    yield ("v", ctx.bg)
-
-
 @op(
     params=(OneOf("h", "v"), K.COLOR),
-    generator=g_fold,
+    generator=lambda ctx: ((a, ctx.bg) for a in ("h", "v")),
     when=W.SMALLER,
-    cases=[
-        Case(("h", 0), [[1, 0, 5, 3, 0], [0, 0, 5, 0, 2]], [[1, 3], [2, 0]]),
-    ],
+    cases=[Case(("h", 0), "10530 00502", "13 20")],
 )
 def fold(g: Grid, axis: str, bg: int) -> Grid:
     """Split into two halves (``h`` left/right, ``v`` top/bottom; a one-line separator
@@ -181,21 +163,13 @@ def fold(g: Grid, axis: str, bg: int) -> Grid:
     return np.where(b != bg, b, a)
 
 
-def g_cross_swap(ctx: Ctx) -> Iterator[Args]:
-    """Some full rows and columns in every state, and only their crossing changes."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
-    if fits(ctx, cross_swap, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_cross_swap,
-    cases=[
-        # the 3 row band lies on top of the 8 column band: the 8 band goes on top
-        Case((0,), [[0, 8, 0], [3, 3, 3], [0, 8, 0]], [[0, 8, 0], [3, 8, 3], [0, 8, 0]]),
-    ],
+    generator=BG,
+    when=W.SHALLOW | W.SAME_SHAPE,
+    only_if=OnSelf(fits),
+    # the 3 row band lies on top of the 8 column band: the 8 band goes on top
+    cases=[Case((0,), "080 333 080", "080 383 080")],
 )
 def cross_swap(g: Grid, bg: int) -> Grid:
     """Where a full-width band of rows crosses a full-height band of columns, put the
@@ -279,12 +253,8 @@ def g_overlay_parts(ctx: Ctx) -> Iterator[Args]:
     generator=g_overlay_parts,
     when=W.SMALLER | W.SHALLOW,
     cases=[
-        Case(
-            ("q4", [2, 0, 3, 1], 0),
-            [[1, 1, 0, 5], [0, 0, 5, 5], [6, 0, 0, 0], [0, 0, 9, 9]],
-            [[6, 1], [9, 9]],
-        ),
-        Case(("h2", [1, 0], 0), [[1, 1, 0, 2], [0, 0, 0, 0]], [[1, 2], [0, 0]]),
+        Case(("q4", [2, 0, 3, 1], 0), "1105 0055 6000 0099", "61 99"),
+        Case(("h2", [1, 0], 0), "1102 0000", "12 00"),
     ],
 )
 def overlay_parts(g: Grid, mode: str, order: list[int], bg: int) -> Grid:
@@ -313,21 +283,11 @@ def _bg_runs(empty: Grid) -> list[tuple[int, int]]:
     return segs
 
 
-def g_block_summary(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_block_summary,
+    generator=BG,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        Case(
-            (0,),
-            [[1, 0, 1, 0, 0, 2], [1, 1, 1, 0, 0, 2], [0, 0, 0, 0, 0, 0], [3, 3, 3, 0, 4, 0]],
-            [[1, 2], [3, 4]],
-        ),
-    ],
+    cases=[Case((0,), "101002 111002 000000 333040", "12 34")],
 )
 def block_summary(g: Grid, bg: int) -> Grid:
     """Cut the grid along its empty (all-background) rows and columns into blocks; an
@@ -364,13 +324,7 @@ def g_overlay_windows(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COUNT, K.COUNT, K.COLOR),
     generator=g_overlay_windows,
-    cases=[
-        Case(
-            (5, 3, 3, 0),
-            [[6, 0, 0, 0, 0], [0, 5, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 5, 7], [0, 0, 0, 0, 0]],
-            [[6, 0, 0], [0, 5, 7], [0, 0, 0]],
-        ),
-    ],
+    cases=[Case((5, 3, 3, 0), "60000 05000 00000 00057 00000", "600 057 000")],
 )
 def overlay_windows(g: Grid, c: int, h: int, w: int, bg: int) -> Grid:
     """Overlay the ``h`` x ``w`` windows centred on every cell of colour ``c`` (parts
@@ -386,28 +340,12 @@ def overlay_windows(g: Grid, c: int, h: int, w: int, bg: int) -> Grid:
     return o
 
 
-def g_corner_quadrants(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth == 0 and all(t.shape == (s.shape[0] - 4, s.shape[1] - 4) for s, t in ctx.pairs):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_corner_quadrants,
-    cases=[
-        Case(
-            (0,),
-            [
-                [2, 1, 1, 1, 1, 3],
-                [1, 1, 1, 1, 1, 1],
-                [1, 1, 8, 0, 1, 1],
-                [1, 1, 8, 8, 1, 1],
-                [1, 1, 1, 1, 1, 1],
-                [4, 1, 1, 1, 1, 6],
-            ],
-            [[2, 0], [4, 6]],
-        ),
-    ],
+    generator=BG,
+    when=W.FIRST,
+    only_if=lambda ctx: all(t.shape == (s.shape[0] - 4, s.shape[1] - 4) for s, t in ctx.pairs),
+    cases=[Case((0,), "211113 111111 118011 118811 111111 411116", "20 46")],
 )
 def corner_quadrants(g: Grid, bg: int) -> Grid:
     """The four corner cells are a colour key: drop the two outer rings (corners and
@@ -475,26 +413,18 @@ def _place_templates(src: Grid, dst: Grid) -> Grid:
     return o
 
 
-def g_place_halves(ctx: Ctx) -> Iterator[Args]:
-    """Every target is half its state (one dimension halved, the other kept)."""
-    if ctx.depth > 0 or not ctx.pairs:
-        return
-    for s, t in ctx.pairs:
-        if t.shape not in ((s.shape[0], s.shape[1] // 2), (s.shape[0] // 2, s.shape[1])):
-            return
-    yield ()
-
-
 @op(
-    generator=g_place_halves,
-    cases=[
-        # the 1-2 template of the left half moves onto the loose 2 of the right half
-        Case(
-            (),
-            [[8, 8, 8, 8, 0, 0, 0, 0], [8, 1, 2, 8, 0, 0, 0, 0], [8, 8, 8, 8, 0, 0, 0, 2]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 2]],
-        ),
-    ],
+    generator=PLAIN,
+    only_if=lambda ctx: (
+        bool(ctx.pairs)
+        and all(
+            t.shape in ((s.shape[0], s.shape[1] // 2), (s.shape[0] // 2, s.shape[1]))
+            for s, t in ctx.pairs
+        )
+    ),
+    when=W.FIRST,
+    # the 1-2 template of the left half moves onto the loose 2 of the right half
+    cases=[Case((), "88880000 81280000 88880002", "0000 0000 0012")],
 )
 def place_halves(g: Grid) -> Grid:
     """The grid is two halves (left/right or top/bottom) with different background
@@ -538,12 +468,8 @@ def g_overlay_corners(ctx: Ctx) -> Iterator[Args]:
     generator=g_overlay_corners,
     cases=[
         # the four 2 x 2 corner windows of a 3 x 3 grid overlaid (they share the middle)
-        Case((2, 2, 0), [[1, 0, 0], [0, 0, 0], [0, 0, 2]], [[1, 0], [0, 2]]),
-        Case(
-            (2, 3, 0),
-            [[0, 8, 0, 0, 8], [8, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 3, 0]],
-            [[0, 8, 8], [8, 3, 0]],
-        ),
+        Case((2, 2, 0), "100 000 002", "10 02"),
+        Case((2, 3, 0), "08008 80000 00000 00030", "088 830"),
     ],
 )
 def overlay_corners(g: Grid, h: int, w: int, bg: int) -> Grid:

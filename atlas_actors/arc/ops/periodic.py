@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import GRAVITY, Grid, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def find_period(g: Grid, noise: int) -> tuple[int, int]:
@@ -34,22 +34,11 @@ def find_period(g: Grid, noise: int) -> tuple[int, int]:
     return py, px
 
 
-def g_period_repair(ctx: Ctx) -> Iterator[Args]:
-    for c in noise_colors(ctx):
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_period_repair,
+    generator=lambda ctx: ((c,) for c in noise_colors(ctx)),
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            (9,),
-            [[1, 2, 1, 2, 1], [3, 4, 3, 9, 3], [1, 2, 9, 2, 1]],
-            [[1, 2, 1, 2, 1], [3, 4, 3, 4, 3], [1, 2, 1, 2, 1]],
-        ),
-    ],
+    cases=[Case((9,), "12121 34393 12921", "12121 34343 12121")],
 )
 def period_repair(g: Grid, noise: int) -> Grid:
     """Replace ``noise`` cells by continuing the grid's smallest periodic tiling."""
@@ -65,13 +54,7 @@ def period_repair(g: Grid, noise: int) -> Grid:
     return o
 
 
-@op(
-    generator=g_smaller_plain,
-    when=W.SMALLER,
-    cases=[
-        Case((), [[1, 2, 1, 2], [3, 4, 3, 4]], [[1, 2], [3, 4]]),
-    ],
-)
+@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "1212 3434", "12 34")])
 def crop_period(g: Grid) -> Grid:
     """The smallest tile that repeats to make the grid."""
     py, px = find_period(g, -1)
@@ -88,13 +71,7 @@ def g_extend_period(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COUNT),
     generator=g_extend_period,
-    cases=[
-        Case(
-            (3, 5),
-            [[1, 2, 1, 2], [3, 4, 3, 4]],
-            [[1, 2, 1, 2, 1], [3, 4, 3, 4, 3], [1, 2, 1, 2, 1]],
-        ),
-    ],
+    cases=[Case((3, 5), "1212 3434", "12121 34343 12121")],
 )
 def extend_period(g: Grid, h: int, w: int) -> Grid:
     """Continue the grid's smallest periodic tiling to an ``h`` x ``w`` grid."""
@@ -145,16 +122,8 @@ def g_lattice_fill(ctx: Ctx) -> Iterator[Args]:
     generator=g_lattice_fill,
     cases=[
         # a skewed tiling (each row is the one above shifted left by one), 0 = hole
-        Case(
-            (0, 0),
-            [[1, 2, 3, 1, 2, 3], [2, 3, 1, 0, 0, 1], [3, 1, 2, 0, 0, 2], [1, 2, 3, 1, 2, 3]],
-            [[1, 2, 3, 1, 2, 3], [2, 3, 1, 2, 3, 1], [3, 1, 2, 3, 1, 2], [1, 2, 3, 1, 2, 3]],
-        ),
-        Case(
-            (0, 1),
-            [[1, 2, 3, 1, 2, 3], [2, 3, 1, 0, 0, 1], [3, 1, 2, 0, 0, 2], [1, 2, 3, 1, 2, 3]],
-            [[2, 3], [3, 1]],
-        ),
+        Case((0, 0), "123123 231001 312002 123123", "123123 231231 312312 123123"),
+        Case((0, 1), "123123 231001 312002 123123", "23 31"),
     ],
 )
 def lattice_fill(g: Grid, noise: int, crop: int) -> Grid:
@@ -219,21 +188,12 @@ def lattice_fill(g: Grid, noise: int, crop: int) -> Grid:
     raise ValueError("no consistent lattice")
 
 
-def g_stripes(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape and all(int((s != ctx.bg).sum()) == 2 for s in ctx.states):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_stripes,
-    cases=[
-        Case(
-            (0,),
-            [[0, 1, 0, 0, 0, 0, 0], [0, 0, 0, 2, 0, 0, 0]],
-            [[0, 1, 0, 2, 0, 1, 0], [0, 1, 0, 2, 0, 1, 0]],
-        ),
-    ],
+    generator=BG,
+    when=W.SAME_SHAPE,
+    only_if=lambda ctx: all(int((s != ctx.bg).sum()) == 2 for s in ctx.states),
+    cases=[Case((0,), "0100000 0002000", "0102010 0102010")],
 )
 def stripes(g: Grid, bg: int) -> Grid:
     """Two coloured cells start a repeating sequence of full lines: lines (across the
@@ -261,22 +221,11 @@ def stripes(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_continue_period(ctx: Ctx) -> Iterator[Args]:
-    for d in GRAVITY:
-        yield (d, ctx.bg)
-
-
 @op(
     params=(OneOf(*GRAVITY), K.COLOR),
-    generator=g_continue_period,
+    generator=lambda ctx: ((d, ctx.bg) for d in GRAVITY),
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        Case(
-            ("right", 0),
-            [[1, 2, 1, 2, 0, 0, 0], [0, 3, 0, 3, 0, 0, 0]],
-            [[1, 2, 1, 2, 1, 2, 1], [0, 3, 0, 3, 0, 3, 0]],
-        ),
-    ],
+    cases=[Case(("right", 0), "1212000 0303000", "1212121 0303030")],
 )
 def continue_period(g: Grid, d: str, bg: int) -> Grid:
     """Continue the pattern that starts at one side (``d`` is where it grows: right,
@@ -298,22 +247,11 @@ def continue_period(g: Grid, d: str, bg: int) -> Grid:
     return rigid_transform(np.asarray(a[:, idx]), back)
 
 
-def g_repeat_bbox(ctx: Ctx) -> Iterator[Args]:
-    for axis in ("v", "h", "hv"):
-        yield (axis, ctx.bg)
-
-
 @op(
     params=(OneOf("v", "h", "hv"), K.COLOR),
-    generator=g_repeat_bbox,
+    generator=lambda ctx: ((axis, ctx.bg) for axis in ("v", "h", "hv")),
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            ("v", 0),
-            [[0, 0], [0, 0], [1, 2], [3, 0], [0, 0]],
-            [[1, 2], [3, 0], [1, 2], [3, 0], [1, 2]],
-        ),
-    ],
+    cases=[Case(("v", 0), "00 00 12 30 00", "12 30 12 30 12")],
 )
 def repeat_bbox(g: Grid, axis: str, bg: int) -> Grid:
     """Repeat the band of rows (``v``), of columns (``h``) or the box (``hv``) spanned by
@@ -367,34 +305,10 @@ def g_extend_drift(ctx: Ctx) -> Iterator[Args]:
     when=W.LARGER | W.FIRST,
     cases=[
         # a staircase (period 2 rows, drifting one column right) continued to 5 rows
-        Case(
-            ("down", 5, 0),
-            [[1, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 1, 1, 0, 0]],
-            [
-                [1, 1, 0, 0, 0],
-                [0, 1, 0, 0, 0],
-                [0, 1, 1, 0, 0],
-                [0, 0, 1, 0, 0],
-                [0, 0, 1, 1, 0],
-            ],
-        ),
+        Case(("down", 5, 0), "11000 01000 01100", "11000 01000 01100 00100 00110"),
         # the same sideways: columns continued to the right; a diagonal continued leftward
-        Case(
-            ("right", 5, 0),
-            [[1, 0, 0], [1, 1, 1], [0, 0, 1], [0, 0, 0], [0, 0, 0]],
-            [
-                [1, 0, 0, 0, 0],
-                [1, 1, 1, 0, 0],
-                [0, 0, 1, 1, 1],
-                [0, 0, 0, 0, 1],
-                [0, 0, 0, 0, 0],
-            ],
-        ),
-        Case(
-            ("left", 5, 0),
-            [[0, 0, 1], [0, 1, 0], [1, 0, 0], [0, 0, 0]],
-            [[0, 0, 0, 0, 1], [0, 0, 0, 1, 0], [0, 0, 1, 0, 0], [0, 1, 0, 0, 0]],
-        ),
+        Case(("right", 5, 0), "100 111 001 000 000", "10000 11100 00111 00001 00000"),
+        Case(("left", 5, 0), "001 010 100 000", "00001 00010 00100 01000"),
     ],
 )
 def extend_drift(g: Grid, d: str, n: int, bg: int) -> Grid:
@@ -432,12 +346,8 @@ def g_palette_stripes(ctx: Ctx) -> Iterator[Args]:
     when=W.GROWS | W.FIRST,
     cases=[
         # the header row 2 1 4 (above a 5 rule) painted as cycling full-row stripes below
-        Case(
-            ("h", 0),
-            [[2, 1, 4], [5, 5, 5], [0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0]],
-            [[2, 1, 4], [5, 5, 5], [2, 2, 2], [1, 1, 1], [4, 4, 4], [2, 2, 2]],
-        ),
-        Case(("v", 0), [[3, 0, 0], [6, 0, 0]], [[3, 3, 6], [6, 3, 6]]),
+        Case(("h", 0), "214 555 000 000 000 000", "214 555 222 111 444 222"),
+        Case(("v", 0), "300 600", "336 636"),
     ],
 )
 def palette_stripes(g: Grid, axis: str, bg: int) -> Grid:

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import DIRS, HEADINGS, HV4D, Grid, components, role_color, wall_lines
 from atlas_actors.arc.infer import Args, Ctx, fits, painted_cells, paints_in
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
 
 def _rays_down(src: Grid, free: Grid, stop: int) -> Grid:
@@ -64,9 +64,9 @@ def g_rays(ctx: Ctx) -> Iterator[Args]:
     generator=g_rays,
     when=W.SAME_SHAPE,
     cases=[
-        Case((1, "right", 1, 0), [[1, 0, 2, 0]], [[1, 1, 2, 0]]),
-        Case((1, "right", 0, 0), [[1, 0, 2, 0]], [[1, 1, 2, 1]]),
-        Case((1, "dr", 1, 0), [[1, 0, 0], [0, 0, 0], [0, 0, 0]], [[1, 0, 0], [0, 1, 0], [0, 0, 1]]),
+        Case((1, "right", 1, 0), "1020", "1120"),
+        Case((1, "right", 0, 0), "1020", "1121"),
+        Case((1, "dr", 1, 0), "100 000 000", "100 010 001"),
     ],
 )
 def rays(g: Grid, c: int, dirs: str, stop: int, bg: int) -> Grid:
@@ -121,9 +121,7 @@ def g_rays_all(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*RAY_DIRS), K.FLAG, K.COLOR),
     generator=g_rays_all,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(("down", 1, 0), [[1, 0, 2], [0, 0, 0], [3, 0, 0]], [[1, 0, 2], [1, 0, 2], [3, 0, 2]]),
-    ],
+    cases=[Case(("down", 1, 0), "102 000 300", "102 102 302")],
 )
 def rays_all(g: Grid, dirs: str, stop: int, bg: int) -> Grid:
     """``rays`` from every non-background cell, each in its own colour (cells nearer the
@@ -158,13 +156,7 @@ def g_project(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR, K.COLOR),
     generator=g_project,
     when=W.GROWS,
-    cases=[
-        Case(
-            (5, 0),
-            [[1, 0, 0, 5], [0, 0, 0, 5], [0, 2, 0, 0], [0, 0, 0, 0]],
-            [[1, 1, 1, 5], [0, 0, 0, 5], [0, 2, 0, 0], [0, 0, 0, 0]],
-        ),
-    ],
+    cases=[Case((5, 0), "1005 0005 0200 0000", "1115 0005 0200 0000")],
 )
 def project(g: Grid, c: int, bg: int) -> Grid:
     """From every non-background cell not of colour ``c``, draw a line in its own colour
@@ -206,9 +198,7 @@ def g_dashed_rays(ctx: Ctx) -> Iterator[Args]:
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_dashed_rays,
     when=W.PAINTED | W.FIRST,
-    cases=[
-        Case(("right", 5, 0), [[3, 0, 0, 0, 0]], [[3, 5, 3, 5, 3]]),
-    ],
+    cases=[Case(("right", 5, 0), "30000", "35353")],
 )
 def dashed_rays(g: Grid, d: str, c2: int, bg: int) -> Grid:
     """From every cell not of colour ``c2`` or the background (at most 40) draw a ray
@@ -247,12 +237,8 @@ def g_wall_rays(ctx: Ctx) -> Iterator[Args]:
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 5 row is the wall: 2 cells reach it, 1 cells run away from it
-        Case(
-            (2, 1, 0),
-            [[2, 1], [0, 0], [5, 5], [0, 0], [0, 2]],
-            [[2, 1], [2, 0], [5, 5], [0, 2], [0, 2]],
-        ),
-        Case((1, 0, 0), [[0, 0, 5, 1, 0], [0, 0, 5, 0, 0]], [[0, 0, 5, 1, 1], [0, 0, 5, 0, 0]]),
+        Case((2, 1, 0), "21 00 55 00 02", "21 20 55 02 02"),
+        Case((1, 0, 0), "00510 00500", "00511 00500"),
     ],
 )
 def wall_rays(g: Grid, c: int, toward: int, bg: int) -> Grid:
@@ -319,19 +305,11 @@ def g_pointer_ray(ctx: Ctx) -> Iterator[Args]:
     when=W.GROWS | W.SHALLOW,
     cases=[
         # the odd cell (1) of the 2 shape points through it: a ray of 1 leaves the far side
-        Case(
-            (-1, "away", "line", "marker", 0),
-            [[0, 2, 0, 0, 0], [1, 2, 2, 0, 0], [0, 2, 0, 0, 0]],
-            [[0, 2, 0, 0, 0], [1, 2, 2, 1, 1], [0, 2, 0, 0, 0]],
-        ),
+        Case((-1, "away", "line", "marker", 0), "02000 12200 02000", "02000 12211 02000"),
         # the 2 corner of the block points up-right: the block sweeps that way in its colour
-        Case(
-            (2, "toward", "sweep", "main", 0),
-            [[0, 0, 0, 0], [0, 0, 0, 0], [4, 2, 0, 0], [4, 4, 0, 0]],
-            [[0, 0, 4, 4], [0, 4, 4, 4], [4, 4, 4, 0], [4, 4, 0, 0]],
-        ),
+        Case((2, "toward", "sweep", "main", 0), "0000 0000 4200 4400", "0044 0444 4440 4400"),
         # a line stops at another object
-        Case((-1, "toward", "line", "marker", 0), [[3, 3, 5, 0, 0, 7, 0]], [[3, 3, 5, 5, 5, 7, 0]]),
+        Case((-1, "toward", "line", "marker", 0), "3350070", "3355570"),
     ],
 )
 def pointer_ray(g: Grid, m: int, d: str, paint: str, col: str, bg: int) -> Grid:
@@ -425,10 +403,8 @@ def g_rays_paint(ctx: Ctx) -> Iterator[Args]:
     generator=g_rays_paint,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(
-            (2, 8, "v", 0, 0), [[2, 0, 0], [5, 5, 0], [0, 0, 0]], [[2, 0, 0], [5, 5, 0], [8, 0, 0]]
-        ),
-        Case((2, 8, "h", 1, 0), [[2, 0, 5, 0]], [[2, 8, 5, 0]]),
+        Case((2, 8, "v", 0, 0), "200 550 000", "200 550 800"),
+        Case((2, 8, "h", 1, 0), "2050", "2850"),
     ],
 )
 def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid:
@@ -440,36 +416,13 @@ def rays_paint(g: Grid, src: int, c: int, dirs: str, stop: int, bg: int) -> Grid
     return np.where(rays(g, src, dirs, stop, bg) != g, c, g)
 
 
-def g_ray_to_wall(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, nothing lost and something painted."""
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_ray_to_wall,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5
-        # has no wall of its colour
-        Case(
-            (0,),
-            [
-                [1, 0, 0, 0, 0],
-                [1, 0, 2, 0, 0],
-                [1, 0, 0, 1, 5],
-                [1, 0, 0, 0, 0],
-                [2, 2, 2, 2, 2],
-            ],
-            [
-                [1, 0, 0, 0, 0],
-                [1, 0, 2, 0, 0],
-                [1, 1, 2, 1, 5],
-                [1, 0, 2, 0, 0],
-                [2, 2, 2, 2, 2],
-            ],
-        ),
-    ],
+    # the 2 cell extends down to the 2 wall, the 1 cell left to the 1 wall; the 5
+    # has no wall of its colour
+    cases=[Case((0,), "10000 10200 10015 10000 22222", "10000 10200 11215 10200 22222")],
 )
 def ray_to_wall(g: Grid, bg: int) -> Grid:
     """Full lines (rows or columns that one non-background colour covers at least
@@ -539,7 +492,7 @@ def g_ray_detour(ctx: Ctx) -> Iterator[Args]:
                 return
 
 
-_DETOUR_IN = [[0, 0, 0, 0], [0, 5, 0, 0], [0, 0, 0, 0], [0, 2, 0, 2]]
+_DETOUR_IN = "0000 0500 0000 0202"
 
 
 @op(
@@ -548,31 +501,17 @@ _DETOUR_IN = [[0, 0, 0, 0], [0, 5, 0, 0], [0, 0, 0, 0], [0, 2, 0, 2]]
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # rays go up; the left one meets the 5 and steps right, then goes on up
-        Case((2, "up", 1, 0), _DETOUR_IN, [[0, 0, 2, 2], [0, 5, 2, 2], [0, 2, 2, 2], [0, 2, 0, 2]]),
+        Case((2, "up", 1, 0), _DETOUR_IN, "0022 0522 0222 0202"),
         # side -1: it steps left instead
-        Case(
-            (2, "up", -1, 0), _DETOUR_IN, [[2, 0, 0, 2], [2, 5, 0, 2], [2, 2, 0, 2], [0, 2, 0, 2]]
-        ),
+        Case((2, "up", -1, 0), _DETOUR_IN, "2002 2502 2202 0202"),
         # side 0: plain rays that stop at the obstacle
-        Case((2, "up", 0, 0), _DETOUR_IN, [[0, 0, 0, 2], [0, 5, 0, 2], [0, 2, 0, 2], [0, 2, 0, 2]]),
+        Case((2, "up", 0, 0), _DETOUR_IN, "0002 0502 0202 0202"),
         # a ray whose side cell is blocked too ends there; heading right, side 1 is down
-        Case(
-            (3, "right", 1, 0),
-            [[3, 0, 0, 4], [0, 0, 4, 0], [3, 0, 0, 0]],
-            [[3, 3, 3, 4], [0, 0, 4, 0], [3, 3, 3, 3]],
-        ),
+        Case((3, "right", 1, 0), "3004 0040 3000", "3334 0040 3333"),
         # side 2: the ray turns right at the 5 and goes on to the edge
-        Case(
-            (2, "up", 2, 0),
-            [[0, 0, 0], [5, 0, 0], [0, 0, 0], [2, 0, 0]],
-            [[0, 0, 0], [5, 0, 0], [2, 2, 2], [2, 0, 0]],
-        ),
+        Case((2, "up", 2, 0), "000 500 000 200", "000 500 222 200"),
         # -1: every cell shoots in its own colour (the 5, blocked by nothing, too)
-        Case(
-            (-1, "up", -1, 0),
-            [[0, 0, 0], [0, 5, 0], [0, 0, 0], [0, 3, 0]],
-            [[3, 5, 0], [3, 5, 0], [3, 3, 0], [0, 3, 0]],
-        ),
+        Case((-1, "up", -1, 0), "000 050 000 030", "350 350 330 030"),
     ],
 )
 def ray_detour(g: Grid, c: int, d: str, side: int, bg: int) -> Grid:

@@ -10,7 +10,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import Grid, components
 from atlas_actors.arc.infer import Args, Ctx, color_change, fits
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, K, OneOf, OnSelf, W, op
 
 
 def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
@@ -37,14 +37,8 @@ def g_fill_squares(ctx: Ctx) -> Iterator[Args]:
     params=(K.COUNT, K.COUNT, K.COLOR, K.COLOR),
     generator=g_fill_squares,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # greedy 2x2 windows of 0 in reading order, never overlapping
-        Case(
-            (2, 2, 0, 4),
-            [[0, 0, 0, 5], [0, 0, 0, 5], [5, 0, 0, 5]],
-            [[4, 4, 0, 5], [4, 4, 0, 5], [5, 0, 0, 5]],
-        ),
-    ],
+    # greedy 2x2 windows of 0 in reading order, never overlapping
+    cases=[Case((2, 2, 0, 4), "0005 0005 5005", "4405 4405 5005")],
 )
 def fill_squares(g: Grid, kh: int, kw: int, e: int, c: int) -> Grid:
     """Paint with ``c`` the ``kh`` x ``kw`` windows made only of colour ``e``, taken
@@ -83,16 +77,8 @@ def g_fill_largest_rect(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
         # the biggest all-0 rectangle at least 2 wide and 2 tall (a longer 1-row strip loses)
-        Case(
-            (0, 6, 2),
-            [[0, 0, 0, 0, 0], [1, 0, 0, 1, 1], [1, 0, 0, 1, 0]],
-            [[0, 6, 6, 0, 0], [1, 6, 6, 1, 1], [1, 6, 6, 1, 0]],
-        ),
-        Case(
-            (0, 6, 1),
-            [[0, 0, 0, 0, 0, 0, 0], [1, 0, 0, 1, 1, 1, 1], [1, 0, 0, 1, 0, 1, 1]],
-            [[6, 6, 6, 6, 6, 6, 6], [1, 0, 0, 1, 1, 1, 1], [1, 0, 0, 1, 0, 1, 1]],
-        ),
+        Case((0, 6, 2), "00000 10011 10010", "06600 16611 16610"),
+        Case((0, 6, 1), "0000000 1001111 1001011", "6666666 1001111 1001011"),
     ],
 )
 def fill_largest_rect(g: Grid, e: int, c: int, mn: int) -> Grid:
@@ -123,29 +109,16 @@ def fill_largest_rect(g: Grid, e: int, c: int, mn: int) -> Grid:
     return o
 
 
-def g_spill_cups(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted."""
-    if fits(ctx, spill_cups, ctx.bg):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_spill_cups,
+    generator=BG,
+    only_if=OnSelf(fits),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the cup open at the top fills with 2 and spills one row above it
-        Case(
-            (0,),
-            [[0, 0, 0, 0, 0], [0, 1, 0, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]],
-            [[0, 2, 2, 2, 0], [0, 1, 2, 1, 0], [0, 1, 2, 1, 0], [0, 1, 1, 1, 0]],
-        ),
+        Case((0,), "00000 01010 01210 01110", "02220 01210 01210 01110"),
         # open on the right
-        Case(
-            (0,),
-            [[1, 1, 1, 0], [1, 3, 0, 0], [1, 1, 1, 0]],
-            [[1, 1, 1, 3], [1, 3, 3, 3], [1, 1, 1, 3]],
-        ),
+        Case((0,), "1110 1300 1110", "1113 1333 1113"),
     ],
 )
 def spill_cups(g: Grid, bg: int) -> Grid:
@@ -307,8 +280,8 @@ def g_recolor_regions(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_BOX_RECT = [[1, 1, 1, 1, 1], [1, 4, 1, 0, 1], [1, 4, 1, 0, 0], [1, 1, 1, 1, 1]]
-_BOX = [[1, 1, 1, 1, 1], [1, 0, 1, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 1, 1]]
+_BOX_RECT = "11111 14101 14100 11111"
+_BOX = "11111 10101 10100 11111"
 
 
 @op(
@@ -319,13 +292,9 @@ _BOX = [[1, 1, 1, 1, 1], [1, 0, 1, 0, 1], [1, 0, 1, 0, 0], [1, 1, 1, 1, 1]]
         # the solid-rectangle hole becomes 4, the L-shaped one stays
         Case(("rect", [[0, 0], [1, 4]], 0), _BOX, _BOX_RECT),
         # the 2x1 hole is odd-sized, the L (3 cells) too: both 7
-        Case(
-            ("size_par", [[0, 2], [1, 7]], 0),
-            _BOX,
-            [[1, 1, 1, 1, 1], [1, 2, 1, 7, 1], [1, 2, 1, 7, 7], [1, 1, 1, 1, 1]],
-        ),
+        Case(("size_par", [[0, 2], [1, 7]], 0), _BOX, "11111 12171 12177 11111"),
         # every other region from the left
-        Case(("xrank_mod2", [[0, 3], [1, 0]], 0), [[0, 1, 0, 1, 0]], [[3, 1, 0, 1, 3]]),
+        Case(("xrank_mod2", [[0, 3], [1, 0]], 0), "01010", "31013"),
     ],
 )
 def recolor_regions(g: Grid, feature: str, table: list[list[int]], bg: int) -> Grid:
@@ -371,8 +340,8 @@ def g_fill_windows(ctx: Ctx) -> Iterator[Args]:
         yield (kh, kw, e, c)
 
 
-_WIN_OUT = [[2, 2, 0, 5], [2, 2, 5, 0], [5, 0, 0, 0]]
-_WIN = [[0, 0, 0, 5], [0, 0, 5, 0], [5, 0, 0, 0]]
+_WIN_OUT = "2205 2250 5000"
+_WIN = "0005 0050 5000"
 
 
 @op(
@@ -383,7 +352,7 @@ _WIN = [[0, 0, 0, 5], [0, 0, 5, 0], [5, 0, 0, 0]]
         # only the 2x2 block of 0s is big enough
         Case((2, 2, 0, 2), _WIN, _WIN_OUT),
         # overlapping windows: their union is painted
-        Case((2, 2, 0, 2), [[0, 0, 0], [0, 0, 0]], [[2, 2, 2], [2, 2, 2]]),
+        Case((2, 2, 0, 2), "000 000", "222 222"),
     ],
 )
 def fill_windows(g: Grid, kh: int, kw: int, e: int, c: int) -> Grid:
@@ -431,8 +400,8 @@ def g_spill_beam(ctx: Ctx) -> Iterator[Args]:
             return
 
 
-_CUP_OUT = [[4, 0, 4, 0, 4], [0, 4, 4, 4, 0], [0, 3, 4, 3, 0], [0, 3, 4, 3, 0], [0, 3, 3, 3, 0]]
-_CUP = [[0] * 5, [0] * 5, [0, 3, 0, 3, 0], [0, 3, 0, 3, 0], [0, 3, 3, 3, 0]]
+_CUP_OUT = "40404 04440 03430 03430 03330"
+_CUP = "00000 00000 03030 03030 03330"
 
 
 @op(
@@ -442,11 +411,7 @@ _CUP = [[0] * 5, [0] * 5, [0, 3, 0, 3, 0], [0, 3, 0, 3, 0], [0, 3, 3, 3, 0]]
     cases=[
         # the cup fills and shines up out of its opening, spreading diagonally
         Case((4, 1, 0), _CUP, _CUP_OUT),
-        Case(
-            (4, 0, 0),
-            _CUP,
-            [[0, 0, 4, 0, 0], [0, 0, 4, 0, 0], [0, 3, 4, 3, 0], [0, 3, 4, 3, 0], [0, 3, 3, 3, 0]],
-        ),
+        Case((4, 0, 0), _CUP, "00400 00400 03430 03430 03330"),
     ],
 )
 def spill_beam(g: Grid, c: int, diag: int, bg: int) -> Grid:
@@ -509,15 +474,8 @@ def g_fill_rooms(ctx: Ctx) -> Iterator[Args]:
         return
 
 
-_ROOM = [
-    [0, 5, 5, 5, 0, 0],
-    [0, 5, 0, 5, 5, 5],
-    [0, 5, 5, 5, 0, 0],
-    [0, 0, 0, 0, 0, 0],
-    [5, 5, 5, 0, 0, 0],
-]
-_ROOM4 = [r[:] for r in _ROOM]
-_ROOM4[1][2] = 4
+_ROOM = "055500 050555 055500 000000 555000"
+_ROOM4 = "055500 054555 055500 000000 555000"
 
 
 @op(
@@ -529,7 +487,7 @@ _ROOM4[1][2] = 4
         # right corner lean on two grid sides, the rest is no rectangle
         Case((0, 4), _ROOM, _ROOM4),
         # a room on the grid's edge (walls on three sides)
-        Case((0, 2), [[0, 5, 5], [0, 5, 0], [0, 5, 5]], [[0, 5, 5], [0, 5, 2], [0, 5, 5]]),
+        Case((0, 2), "055 050 055", "055 052 055"),
     ],
 )
 def fill_rooms(g: Grid, e: int, c: int) -> Grid:

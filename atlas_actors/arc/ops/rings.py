@@ -18,7 +18,7 @@ from atlas_actors.arc.infer import (
     pair_cmaps,
     resolved_pairs,
 )
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, OnSelf, W, op
 
 
 def nest_shapes(shapes: list[tuple[int, Grid]], bg: int, dtype: Any) -> Grid:
@@ -47,24 +47,12 @@ def color_mask(g: Grid, c: int) -> Grid:
     return m
 
 
-def g_spiral(ctx: Ctx) -> Iterator[Args]:
-    """Targets drawn on blank inputs: the targets' one non-background colour."""
-    if not ctx.same_shape or any((s != s.flat[0]).any() for s in ctx.states):
-        return
-    for c in ctx.new_colors[:1]:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_spiral,
-    cases=[
-        Case(
-            (3,),
-            [[0] * 5] * 5,
-            [[3, 3, 3, 3, 3], [0, 0, 0, 0, 3], [3, 3, 3, 0, 3], [3, 0, 0, 0, 3], [3, 3, 3, 3, 3]],
-        ),
-    ],
+    generator=lambda ctx: ((c,) for c in ctx.new_colors[:1]),
+    only_if=lambda ctx: all((s == s.flat[0]).all() for s in ctx.states),
+    when=W.SAME_SHAPE,
+    cases=[Case((3,), "00000 00000 00000 00000 00000", "33333 00003 33303 30003 33333")],
 )
 def spiral(g: Grid, c: int) -> Grid:
     """A square spiral of colour ``c`` drawn over the grid from the top-left corner,
@@ -94,27 +82,16 @@ def spiral(g: Grid, c: int) -> Grid:
     return o
 
 
-def g_ring_colors(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes and the same cells per colour, colours permuted."""
-    if pair_cmaps(ctx) is None:
-        return
-    for mode in ("rev", "out", "in"):
-        yield (mode,)
-
-
 @op(
     params=(OneOf("rev", "out", "in"),),
-    generator=g_ring_colors,
+    generator=lambda ctx: ((m,) for m in ("rev", "out", "in")),
+    only_if=lambda ctx: pair_cmaps(ctx) is not None,
     when=W.SAME_SHAPE | W.SHALLOW,
     cases=[
-        Case(("rev",), [[1, 1, 1], [1, 2, 1], [1, 1, 1]], [[2, 2, 2], [2, 1, 2], [2, 2, 2]]),
+        Case(("rev",), "111 121 111", "222 212 222"),
         # colours from the outside in: 8 0 5 -> each takes the one before (5 8 0)
-        Case(
-            ("out",),
-            [[8, 8, 8, 8, 8], [8, 0, 0, 0, 8], [8, 0, 5, 0, 8], [8, 0, 0, 0, 8], [8, 8, 8, 8, 8]],
-            [[5, 5, 5, 5, 5], [5, 8, 8, 8, 5], [5, 8, 0, 8, 5], [5, 8, 8, 8, 5], [5, 5, 5, 5, 5]],
-        ),
-        Case(("in",), [[8, 8, 8], [8, 0, 8], [8, 8, 8]], [[0, 0, 0], [0, 8, 0], [0, 0, 0]]),
+        Case(("out",), "88888 80008 80508 80008 88888", "55555 58885 58085 58885 55555"),
+        Case(("in",), "888 808 888", "000 080 000"),
     ],
 )
 def ring_colors(g: Grid, mode: str) -> Grid:
@@ -146,12 +123,6 @@ def ring_colors(g: Grid, mode: str) -> Grid:
     return lut[g]
 
 
-def g_extend_rings(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and every state has exactly three cells."""
-    if all(int((s != ctx.bg).sum()) == 3 for s in ctx.states) and fits(ctx, extend_rings, ctx.bg):
-        yield (ctx.bg,)
-
-
 _R0, _R1 = [5] * 9, [5, 0, 0, 0, 0, 0, 0, 0, 5]
 _R2, _R3 = [5, 0, 5, 5, 5, 5, 5, 0, 5], [5, 0, 5, 0, 0, 0, 5, 0, 5]
 _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
@@ -159,15 +130,16 @@ _RINGS = [_R0, _R1, _R2, _R3, [5, 0, 5, 0, 5, 0, 5, 0, 5], _R3, _R2, _R1, _R0]
 
 @op(
     params=(K.COLOR,),
-    generator=g_extend_rings,
+    generator=BG,
+    only_if=(lambda ctx: all(int((s != ctx.bg).sum()) == 3 for s in ctx.states), OnSelf(fits)),
     when=W.PAINTED | W.SHALLOW,
+    # three 5s two apart on a diagonal: rings every 2 cells around the middle one
     cases=[
-        # three 5s two apart on a diagonal: rings every 2 cells around the middle one
         Case(
             (0,),
             [[5 if y == x and y in (2, 4, 6) else 0 for x in range(9)] for y in range(9)],
             _RINGS,
-        ),
+        )
     ],
 )
 def extend_rings(g: Grid, bg: int) -> Grid:
@@ -201,21 +173,14 @@ def extend_rings(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_grow_rows(ctx: Ctx) -> Iterator[Args]:
-    if ctx.depth == 0 and all(
-        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
-    ):
-        yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_grow_rows,
-    cases=[
-        Case(
-            (0,), [[1, 2, 0, 0, 0, 0]], [[1, 2, 0, 0, 0, 0], [1, 2, 2, 0, 0, 0], [1, 2, 2, 2, 0, 0]]
-        ),
-    ],
+    generator=BG,
+    when=W.FIRST,
+    only_if=lambda ctx: all(
+        s.shape[0] == 1 and t.shape == (s.shape[1] // 2, s.shape[1]) for s, t in ctx.pairs
+    ),
+    cases=[Case((0,), "120000", "120000 122000 122200")],
 )
 def grow_rows(g: Grid, bg: int) -> Grid:
     """A one-row grid grown into a staircase of ``w // 2`` rows: row i has its
@@ -257,14 +222,8 @@ def g_nest_colors(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR,),
     generator=g_nest_colors,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 2 ring and the 5 dot nest concentrically
-        Case(
-            (0,),
-            [[2, 2, 2, 0, 0], [2, 0, 2, 0, 5], [2, 2, 2, 0, 0]],
-            [[2, 2, 2], [2, 5, 2], [2, 2, 2]],
-        ),
-    ],
+    # the 2 ring and the 5 dot nest concentrically
+    cases=[Case((0,), "22200 20205 22200", "222 252 222")],
 )
 def nest_colors(g: Grid, bg: int) -> Grid:
     """Nest the colours concentrically: the output is as big as the largest bounding
@@ -316,31 +275,9 @@ def g_extend_layers(ctx: Ctx) -> Iterator[Args]:
     when=W.RESHAPED | W.SHALLOW,
     cases=[
         # nested L layers 1, 2 continued on a grid twice as big
-        Case(
-            (2, "tl", 0),
-            [[1, 2, 0], [2, 2, 0], [0, 0, 0]],
-            [
-                [1, 2, 1, 2, 1, 2],
-                [2, 2, 1, 2, 1, 2],
-                [1, 1, 1, 2, 1, 2],
-                [2, 2, 2, 2, 1, 2],
-                [1, 1, 1, 1, 1, 2],
-                [2, 2, 2, 2, 2, 2],
-            ],
-        ),
+        Case((2, "tl", 0), "120 220 000", "121212 221212 111212 222212 111112 222222"),
         # the same about the bottom-right corner: the layers grow up and left
-        Case(
-            (2, "br", 0),
-            [[0, 0, 0], [0, 2, 2], [0, 2, 1]],
-            [
-                [2, 2, 2, 2, 2, 2],
-                [2, 1, 1, 1, 1, 1],
-                [2, 1, 2, 2, 2, 2],
-                [2, 1, 2, 1, 1, 1],
-                [2, 1, 2, 1, 2, 2],
-                [2, 1, 2, 1, 2, 1],
-            ],
-        ),
+        Case((2, "br", 0), "000 022 021", "222222 211111 212222 212111 212122 212121"),
     ],
 )
 def extend_layers(g: Grid, k: int, corner: str, bg: int) -> Grid:
@@ -390,30 +327,20 @@ def _complete_mirror(g: Grid, c: int, n: int) -> Grid | None:
     return found
 
 
-def g_nest_complete(ctx: Ctx) -> Iterator[Args]:
-    """Smaller square targets with the colours of their states: the task's background
-    or each state's commonest colour as the background."""
-    for s, t in ctx.pairs:
-        if t.shape[0] != t.shape[1] or set(np.unique(s).tolist()) != set(np.unique(t).tolist()):
-            return
-    for bg in (ctx.bg, 13):
-        if fits(ctx, nest_complete, bg):
-            yield (bg,)
-            return
-
-
-_NESTED = [[3, 3, 0, 3, 3], [3, 0, 0, 0, 3], [0, 0, 1, 0, 0], [3, 0, 0, 0, 3], [3, 3, 0, 3, 3]]
-_CUT = [[0] * 7, [3, 0, 0, 0, 3, 0, 0], [3, 3, 0, 3, 3, 0, 0], [0] * 7, [0, 0, 0, 0, 0, 0, 1]]
+_NESTED = "33033 30003 00100 30003 33033"
+_CUT = "0000000 3000300 3303300 0000000 0000001"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_nest_complete,
+    generator=Fitting(fits, lambda ctx: ((bg,) for bg in (ctx.bg, 13)), first=True),
+    only_if=lambda ctx: all(
+        t.shape[0] == t.shape[1] and set(np.unique(s).tolist()) == set(np.unique(t).tolist())
+        for s, t in ctx.pairs
+    ),
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
-        Case((0,), _CUT, _NESTED),
-    ],
+    # the 3 frame is cut by the top edge: completed by mirroring, the 1 nested inside
+    cases=[Case((0,), _CUT, _NESTED)],
 )
 def nest_complete(g: Grid, bg: int) -> Grid:
     """Nest the colours concentrically, like ``nest_colors``, when some shapes are cut
@@ -451,24 +378,16 @@ def g_nest_by_count(ctx: Ctx) -> Iterator[Args]:
             yield (bg,)
 
 
-_NEST_IN = [[1, 1, 1], [2, 2, 0], [3, 0, 0]]
-_NEST_OUT = [
-    [1, 1, 1, 1, 1],
-    [1, 2, 2, 2, 1],
-    [1, 2, 3, 2, 1],
-    [1, 2, 2, 2, 1],
-    [1, 1, 1, 1, 1],
-]
+_NEST_IN = "111 220 300"
+_NEST_OUT = "11111 12221 12321 12221 11111"
 
 
 @op(
     params=(K.COLOR,),
     generator=g_nest_by_count,
     when=W.SHALLOW,
-    cases=[
-        # three 1s, two 2s, one 3: 1 outermost
-        Case((0,), _NEST_IN, _NEST_OUT),
-    ],
+    # three 1s, two 2s, one 3: 1 outermost
+    cases=[Case((0,), _NEST_IN, _NEST_OUT)],
 )
 def nest_by_count(g: Grid, bg: int) -> Grid:
     """The colours other than ``bg`` as concentric square rings one cell thick, the

@@ -9,7 +9,7 @@ import numpy as np
 
 from atlas_actors.arc.grids import CORNERS, Grid, grid_feature, rigid_transform
 from atlas_actors.arc.infer import Args, Ctx, bg_readings, fits, fits_bg
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import PLAIN, Case, Fitting, K, OneOf, W, op
 
 
 def _ratio(ctx: Ctx, inverse: bool) -> list[tuple[int, int]]:
@@ -43,22 +43,13 @@ def _count(g: Grid, what: str, bg: int) -> int:
     return grid_feature(g, _GRID_COUNTS[what], bg)
 
 
-_Z4 = [0, 0, 0, 0]
-
-
 def g_upscale(ctx: Ctx) -> Iterator[Args]:
     for k in _ratio(ctx, False):
         if k != (1, 1):
             yield k
 
 
-@op(
-    params=(K.COUNT, K.COUNT),
-    generator=g_upscale,
-    cases=[
-        Case((2, 1), [[1, 2]], [[1, 2], [1, 2]]),
-    ],
-)
+@op(params=(K.COUNT, K.COUNT), generator=g_upscale, cases=[Case((2, 1), "12", "12 12")])
 def upscale(g: Grid, ky: int, kx: int) -> Grid:
     """Scale up: every cell becomes a ``ky`` x ``kx`` block."""
     if not (1 <= ky <= 30 and 1 <= kx <= 30):
@@ -66,18 +57,10 @@ def upscale(g: Grid, ky: int, kx: int) -> Grid:
     return np.repeat(np.repeat(g, ky, axis=0), kx, axis=1)
 
 
-def g_downscale(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, True):
-        if k != (1, 1):
-            yield k
-
-
 @op(
     params=(K.COUNT, K.COUNT),
-    generator=g_downscale,
-    cases=[
-        Case((2, 2), [[1, 1, 2, 2], [1, 1, 2, 2]], [[1, 2]]),
-    ],
+    generator=lambda ctx: (k for k in _ratio(ctx, True) if k != (1, 1)),
+    cases=[Case((2, 2), "1122 1122", "12")],
 )
 def downscale(g: Grid, ky: int, kx: int) -> Grid:
     """Shrink by integer factors; each block becomes its most common colour."""
@@ -89,18 +72,10 @@ def downscale(g: Grid, ky: int, kx: int) -> Grid:
     return np.asarray(counts.argmax(axis=2))
 
 
-def g_tile(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, False):
-        if k != (1, 1):
-            yield k
-
-
 @op(
     params=(K.COUNT, K.COUNT),
-    generator=g_tile,
-    cases=[
-        Case((1, 2), [[1, 2]], [[1, 2, 1, 2]]),
-    ],
+    generator=lambda ctx: (k for k in _ratio(ctx, False) if k != (1, 1)),
+    cases=[Case((1, 2), "12", "1212")],
 )
 def tile(g: Grid, ny: int, nx: int) -> Grid:
     """Tile ``ny`` x ``nx`` copies of the grid."""
@@ -138,9 +113,7 @@ def g_tile_t(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COUNT, K.COUNT, K.RIGIDS),
     generator=g_tile_t,
-    cases=[
-        Case((1, 2, [0, 4]), [[1, 2]], [[1, 2, 2, 1]]),
-    ],
+    cases=[Case((1, 2, [0, 4]), "12", "1221")],
 )
 def tile_t(g: Grid, ny: int, nx: int, ts: list[int]) -> Grid:
     """Tile ``ny`` x ``nx`` copies, copy ``i`` (reading order) transformed by ``rigid(ts[i])``."""
@@ -151,18 +124,11 @@ def tile_t(g: Grid, ny: int, nx: int, ts: list[int]) -> Grid:
     return np.concatenate(rows, axis=0)
 
 
-def g_kron(ctx: Ctx) -> Iterator[Args]:
-    if all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
-        yield (ctx.bg, 0)
-        yield (ctx.bg, 1)
-
-
 @op(
     params=(K.COLOR, K.FLAG),
-    generator=g_kron,
-    cases=[
-        Case((0, 0), [[1, 0], [0, 0]], [[1, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]),
-    ],
+    generator=lambda ctx: ((ctx.bg, k) for k in (0, 1)),
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
+    cases=[Case((0, 0), "10 00", "1000 0000 0000 0000")],
 )
 def kron_self(g: Grid, bg: int, invert: int) -> Grid:
     """Each non-background cell (background if ``invert``) becomes a copy of the grid."""
@@ -178,18 +144,11 @@ def kron_self(g: Grid, bg: int, invert: int) -> Grid:
     return o
 
 
-def g_upscale_by(ctx: Ctx) -> Iterator[Args]:
-    if ctx.larger and not _ratio(ctx, False):
-        yield ("ncolors", ctx.bg)
-        yield ("ncells", ctx.bg)
-
-
 @op(
     params=(OneOf("ncolors", "ncells"), K.COLOR),
-    generator=g_upscale_by,
-    cases=[
-        Case(("ncolors", 0), [[1, 2]], [[1, 1, 2, 2], [1, 1, 2, 2]]),
-    ],
+    generator=lambda ctx: ((m, ctx.bg) for m in ("ncolors", "ncells")),
+    only_if=lambda ctx: ctx.larger and not _ratio(ctx, False),
+    cases=[Case(("ncolors", 0), "12", "1122 1122")],
 )
 def upscale_by(g: Grid, what: str, bg: int) -> Grid:
     """Scale up by a factor read off the grid: its number of colours or of cells."""
@@ -200,18 +159,10 @@ def upscale_by(g: Grid, what: str, bg: int) -> Grid:
     return np.repeat(np.repeat(g, k, axis=0), k, axis=1)
 
 
-def g_canvas(ctx: Ctx) -> Iterator[Args]:
-    for k in _ratio(ctx, False):
-        if k != (1, 1):
-            yield (*k, ctx.bg)
-
-
 @op(
     params=(K.COUNT, K.COUNT, K.COLOR),
-    generator=g_canvas,
-    cases=[
-        Case((2, 1, 0), [[3, 4]], [[3, 4], [0, 0]]),
-    ],
+    generator=lambda ctx: ((*k, ctx.bg) for k in _ratio(ctx, False) if k != (1, 1)),
+    cases=[Case((2, 1, 0), "34", "34 00")],
 )
 def canvas(g: Grid, ky: int, kx: int, bg: int) -> Grid:
     """The grid at the top-left of a background canvas ``ky`` x ``kx`` times its size."""
@@ -234,10 +185,6 @@ def _target_bg(ctx: Ctx) -> int:
 
 def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
     """Targets of shape (h*h, w*w)."""
-    if ctx.same_shape or not all(
-        t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs
-    ):
-        return
     fills = {ctx.bg, _target_bg(ctx)}
     for c in [*ctx.state_colors[:4], *_role_specs(ctx)]:
         for fill in sorted(fills):
@@ -247,9 +194,11 @@ def g_kron_eq(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR),
     generator=g_kron_eq,
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
+    when=W.RESHAPED,
     cases=[
-        Case((1, 0), [[1, 2], [0, 1]], [[1, 2, 0, 0], [0, 1, 0, 0], [0, 0, 1, 2], [0, 0, 0, 1]]),
-        Case((13, 0), [[3, 4], [3, 3]], [[3, 4, 0, 0], [3, 3, 0, 0], [3, 4, 3, 4], [3, 3, 3, 3]]),
+        Case((1, 0), "12 01", "1200 0100 0012 0001"),
+        Case((13, 0), "34 33", "3400 3300 3434 3333"),
     ],
 )
 def kron_eq(g: Grid, c: int, bg: int) -> Grid:
@@ -279,19 +228,13 @@ def block_factors(g: Grid) -> tuple[int, int]:
     return _block(g.shape[0], g), _block(g.shape[1], g.T)
 
 
-def g_downscale_auto(ctx: Ctx) -> Iterator[Args]:
-    if ctx.same_shape and ctx.depth == 0:
-        return
-    if all(block_factors(s) != (1, 1) for s in ctx.train):
-        yield ()
-
-
 @op(
-    generator=g_downscale_auto,
-    cases=[
-        Case((), [[1, 1, 2, 2], [1, 1, 2, 2], [3, 3, 0, 0], [3, 3, 0, 0]], [[1, 2], [3, 0]]),
-        Case((), [[1, 1, 1, 2, 2, 2]], [[1, 2]]),
-    ],
+    generator=PLAIN,
+    only_if=(
+        lambda ctx: not (ctx.same_shape and ctx.depth == 0),
+        lambda ctx: all(block_factors(s) != (1, 1) for s in ctx.train),
+    ),
+    cases=[Case((), "1122 1122 3300 3300", "12 30"), Case((), "111222", "12")],
 )
 def downscale_auto(g: Grid) -> Grid:
     """Undo an upscale: shrink by the largest block size the grid is made of."""
@@ -307,13 +250,7 @@ def g_pad_extend(ctx: Ctx) -> Iterator[Args]:
         yield (corners.pop() if len(corners) == 1 else ctx.bg,)
 
 
-@op(
-    params=(K.COLOR,),
-    generator=g_pad_extend,
-    cases=[
-        Case((0,), [[1, 2], [3, 8]], [[0, 1, 2, 0], [1, 1, 2, 2], [3, 3, 8, 8], [0, 3, 8, 0]]),
-    ],
-)
+@op(params=(K.COLOR,), generator=g_pad_extend, cases=[Case((0,), "12 38", "0120 1122 3388 0380")])
 def pad_extend(g: Grid, bg: int) -> Grid:
     """Add a one-cell border that repeats the edge rows and columns outward (the four
     corners stay background)."""
@@ -351,9 +288,7 @@ def g_sample_lattice(ctx: Ctx) -> Iterator[Args]:
     params=(K.COUNT, K.COLOR),
     generator=g_sample_lattice,
     when=W.RESHAPED | W.SHALLOW,
-    cases=[
-        Case((2, 0), [[0, 0, 0, 0], [0, 2, 0, 0], [0, 0, 0, 0], [0, 4, 0, 3]], [[2, 0], [4, 3]]),
-    ],
+    cases=[Case((2, 0), "0000 0200 0000 0403", "20 43")],
 )
 def sample_lattice(g: Grid, k: int, bg: int) -> Grid:
     """Compress a grid whose coloured cells all lie on a stride-``k`` lattice to the
@@ -379,29 +314,20 @@ def _multiples(ctx: Ctx) -> bool:
     return len(ratios) > 1
 
 
-def g_repeat_count(ctx: Ctx) -> Iterator[Args]:
-    """Targets whole multiples of their states, by a ratio that varies: every count and
-    layout that rebuilds all train targets."""
-    if ctx.depth > 1 or ctx.same_shape or not _multiples(ctx):
-        return
-    for what in _COUNTS:
-        for layout in _LAYOUTS:
-            if fits(ctx, repeat_count, what, layout, ctx.bg):
-                yield (what, layout, ctx.bg)
-
-
 @op(
     params=(OneOf(*_COUNTS), OneOf(*_LAYOUTS), K.COLOR),
-    generator=g_repeat_count,
+    generator=Fitting(fits, lambda ctx: ((n, lay, ctx.bg) for n in _COUNTS for lay in _LAYOUTS)),
+    only_if=lambda ctx: _multiples(ctx),
+    when=W.SHALLOW | W.RESHAPED,
     cases=[
         # two non-background cells: two copies in a row
-        Case(("ncells", "row", 0), [[1, 2]], [[1, 2, 1, 2]]),
+        Case(("ncells", "row", 0), "12", "1212"),
         # two objects: two copies in a column
-        Case(("nobjects", "col", 0), [[5], [0], [5]], [[5], [0], [5], [5], [0], [5]]),
+        Case(("nobjects", "col", 0), "5 0 5", "5 0 5 5 0 5"),
         # two colours: a full 2 x 2 block of copies
-        Case(("ncolors", "square", 0), [[3, 4]], [[3, 4, 3, 4], [3, 4, 3, 4]]),
+        Case(("ncolors", "square", 0), "34", "3434 3434"),
         # two cells copied into the first two tiles of a canvas 2 (background cells) wide
-        Case(("ncells", "side_nbg", 0), [[1, 0], [0, 2]], [[1, 0, 1, 0], [0, 2, 0, 2], _Z4, _Z4]),
+        Case(("ncells", "side_nbg", 0), "10 02", "1010 0202 0000 0000"),
     ],
 )
 def repeat_count(g: Grid, what: str, layout: str, bg: int) -> Grid:
@@ -450,8 +376,6 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
     """Targets bigger than their states by a ratio that varies: every count and canvas
     size that gives the targets' shapes, with each corner where every target holds the
     state's non-background cells."""
-    if len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) < 2:
-        return
     for what in _COUNTS:
         for size in ("scale", "square"):
             try:
@@ -474,12 +398,15 @@ def g_canvas_count(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*_COUNTS), OneOf("scale", "square"), OneOf(*CORNERS), K.COLOR),
     generator=g_canvas_count,
+    only_if=lambda ctx: (
+        len({(t.shape[0] / s.shape[0], t.shape[1] / s.shape[1]) for s, t in ctx.pairs}) >= 2
+    ),
     when=W.RESHAPED | W.LARGER | W.SHALLOW,
     cases=[
         # two cells: a square canvas of side 2 x 2, the grid at its bottom-left
-        Case(("ncells", "square", "bl", 0), [[1, 2]], [_Z4, _Z4, _Z4, [1, 2, 0, 0]]),
+        Case(("ncells", "square", "bl", 0), "12", "0000 0000 0000 1200"),
         # two cells: the shape scaled by 2, the grid at its top-right
-        Case(("ncells", "scale", "tr", 0), [[1, 2]], [[0, 0, 1, 2], _Z4]),
+        Case(("ncells", "scale", "tr", 0), "12", "0012 0000"),
     ],
 )
 def canvas_count(g: Grid, what: str, size: str, corner: str, bg: int) -> Grid:
@@ -519,8 +446,8 @@ def g_kron_fill(ctx: Ctx) -> Iterator[Args]:
         yield (ctx.bg, 1)
 
 
-_IN = [[0, 0, 0, 0], [0, 0, 0, 0], [1, 0, 0, 0], [1, 1, 0, 0]]
-_OUT = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]]
+_IN = "0000 0000 1000 1100"
+_OUT = "1000 1100 1010 1111"
 
 
 @op(
@@ -530,7 +457,7 @@ _OUT = [[1, 0, 0, 0], [1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 1, 1]]
         # the 2x2 block holding the content is kron-ed with itself over the 4x4 grid
         Case((0, 0), _IN, _OUT),
         # inverted: the block's background cell gets the copy
-        Case((0, 1), _IN, [[0, 0, 1, 0], [0, 0, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]]),
+        Case((0, 1), _IN, "0010 0011 0000 0000"),
     ],
 )
 def kron_fill(g: Grid, bg: int, invert: int) -> Grid:
@@ -587,17 +514,15 @@ def g_block_pixels(ctx: Ctx) -> Iterator[Args]:
         yield (ctx.bg,)
 
 
-_PATCH_IN = [[0, 0, 0, 0, 0], [0, 3, 3, 4, 4], [0, 3, 0, 4, 4], [0, 5, 5, 6, 0], [0, 5, 5, 6, 6]]
+_PATCH_IN = "00000 03344 03044 05560 05566"
 
 
 @op(
     params=(K.COLOR,),
     generator=g_block_pixels,
     when=W.SMALLER | W.SHALLOW,
-    cases=[
-        # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
-        Case((0,), _PATCH_IN, [[3, 4], [5, 6]]),
-    ],
+    # four noisy blocks (a hole in the 3 block, one in the 6 block), one cell each
+    cases=[Case((0,), _PATCH_IN, "34 56")],
 )
 def block_pixels(g: Grid, bg: int) -> Grid:
     """A patchwork of (noisy) solid blocks summarised one cell per block: the
@@ -621,27 +546,17 @@ def block_pixels(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_kron_own(ctx: Ctx) -> Iterator[Args]:
-    """Every target h*h x w*w for an h x w state (background: the task's, colour 0 for
-    grids with none, or each grid's own)."""
-    if ctx.depth > 1 or any(t.shape != (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs):
-        return
-    for bg in bg_readings(ctx, 0):
-        if fits_bg(ctx, kron_own, bg):
-            yield (bg,)
-
-
-_KRON_IN = [[1, 2], [0, 1]]
-_KRON_OUT = [[1, 0, 0, 2], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]]
+_KRON_IN = "12 01"
+_KRON_OUT = "1002 0100 0010 0001"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_kron_own,
-    cases=[
-        # every cell becomes a block showing where its own colour is
-        Case((0,), _KRON_IN, _KRON_OUT),
-    ],
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx, 0))),
+    only_if=lambda ctx: all(t.shape == (s.shape[0] ** 2, s.shape[1] ** 2) for s, t in ctx.pairs),
+    when=W.SHALLOW,
+    # every cell becomes a block showing where its own colour is
+    cases=[Case((0,), _KRON_IN, _KRON_OUT)],
 )
 def kron_own(g: Grid, bg: int) -> Grid:
     """A fractal by colour: every non-background cell of colour k becomes an h x w

@@ -17,43 +17,20 @@ from atlas_actors.arc.infer import (
     fits_bg,
     one_new_color,
     same_counts,
-    some_change,
 )
 from atlas_actors.arc.ops.fill import interior
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
-
-
-def g_denoise(ctx: Ctx) -> Iterator[Args]:
-    """Only erasures: every target cell is background or as in the state."""
-    for s, t in ctx.pairs:
-        if ((t != s) & (t != ctx.bg)).any():
-            return
-    if all((s == t).all() for s, t in ctx.pairs):
-        return
-    for mode in ("iso4", "iso8", "sq2"):
-        yield (mode, ctx.bg)
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 
 @op(
     params=(OneOf("iso4", "iso8", "sq2"), K.COLOR),
-    generator=g_denoise,
-    when=W.SAME_SHAPE | W.SHALLOW,
+    generator=lambda ctx: ((m, ctx.bg) for m in ("iso4", "iso8", "sq2")),
+    only_if=lambda ctx: all(not ((t != s) & (t != ctx.bg)).any() for s, t in ctx.pairs),
+    when=W.CHANGED,
     cases=[
-        Case(
-            ("iso8", 0),
-            [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[0, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-        ),
-        Case(
-            ("iso4", 0),
-            [[1, 0, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]],
-        ),
-        Case(
-            ("sq2", 0),
-            [[3, 3, 0, 3], [3, 3, 3, 0], [0, 0, 0, 0]],
-            [[3, 3, 0, 0], [3, 3, 0, 0], [0, 0, 0, 0]],
-        ),
+        Case(("iso8", 0), "1000 0020 0002", "0000 0020 0002"),
+        Case(("iso4", 0), "1000 0020 0002", "0000 0000 0000"),
+        Case(("sq2", 0), "3303 3330 0000", "3300 3300 0000"),
     ],
 )
 def denoise(g: Grid, mode: str, bg: int) -> Grid:
@@ -80,24 +57,14 @@ def denoise(g: Grid, mode: str, bg: int) -> Grid:
     return np.where(has, g, bg)
 
 
-def g_hollow(ctx: Ctx) -> Iterator[Args]:
-    for s, t in ctx.pairs:
-        if ((t != s) & (t != ctx.bg)).any() or (s == t).all():
-            return
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_hollow,
+    generator=BG,
+    only_if=lambda ctx: all(
+        not (((t != s) & (t != ctx.bg)).any() or (s == t).all()) for s, t in ctx.pairs
+    ),
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        Case(
-            (0,),
-            [[3, 3, 3, 0], [3, 3, 3, 0], [3, 3, 3, 0]],
-            [[3, 3, 3, 0], [3, 0, 3, 0], [3, 3, 3, 0]],
-        ),
-    ],
+    cases=[Case((0,), "3330 3330 3330", "3330 3030 3330")],
 )
 def hollow(g: Grid, bg: int) -> Grid:
     """Erase the cells of objects whose 8 neighbours are all non-background (keep the
@@ -107,8 +74,6 @@ def hollow(g: Grid, bg: int) -> Grid:
 
 def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair: try each side."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
         return
@@ -120,14 +85,9 @@ def g_half_recolor(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(OneOf(*HV4D), K.COLOR, K.COLOR),
     generator=g_half_recolor,
-    cases=[
-        # the lower half of each bar turns 8; the odd middle cell stays
-        Case(
-            ("down", 8, 0),
-            [[2, 0, 0], [2, 0, 2], [2, 0, 2], [2, 0, 2]],
-            [[2, 0, 0], [2, 0, 2], [8, 0, 2], [8, 0, 8]],
-        ),
-    ],
+    when=W.SHALLOW | W.SAME_SHAPE,
+    # the lower half of each bar turns 8; the odd middle cell stays
+    cases=[Case(("down", 8, 0), "200 202 202 202", "200 202 802 808")],
 )
 def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
     """Recolour with ``c`` the half of each object (one colour, 4-connected) on one
@@ -148,8 +108,6 @@ def half_recolor(g: Grid, side: str, c: int, bg: int) -> Grid:
 
 def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
     """Cells of one colour recoloured to one colour in every pair."""
-    if ctx.depth > 1 or any(s.shape != t.shape for s, t in ctx.pairs):
-        return
     ch = color_change(ctx)
     if ch is None or len(set(ch[1])) != 1 or ctx.bg in ch[0]:
         return
@@ -174,14 +132,9 @@ def g_alternate_cells(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.COLOR, K.COLOR, K.COLOR),
     generator=g_alternate_cells,
-    cases=[
-        # every second cell of the diagonal line turns 4
-        Case(
-            (10, 4, 0),
-            [[2, 0, 0, 0], [0, 2, 0, 0], [0, 0, 2, 0], [0, 0, 0, 2]],
-            [[2, 0, 0, 0], [0, 4, 0, 0], [0, 0, 2, 0], [0, 0, 0, 4]],
-        ),
-    ],
+    when=W.SHALLOW | W.SAME_SHAPE,
+    # every second cell of the diagonal line turns 4
+    cases=[Case((10, 4, 0), "2000 0200 0020 0002", "2000 0400 0020 0004")],
 )
 def alternate_cells(g: Grid, a: int, c: int, bg: int) -> Grid:
     """Recolour every second cell (the 2nd, 4th, ...) of each object of colour ``a``
@@ -214,16 +167,8 @@ def g_checker_interior(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the interior of the 3 x 6 bar (the middle row but its ends) gets holes at even
         # offsets from the bar's corner
-        Case(
-            (0, 0, 0),
-            [[4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4]],
-            [[4, 4, 4, 4, 4, 4], [4, 0, 4, 0, 4, 4], [4, 4, 4, 4, 4, 4]],
-        ),
-        Case(
-            (1, 2, 0),
-            [[4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4], [4, 4, 4, 4, 4, 4]],
-            [[4, 4, 4, 4, 4, 4], [4, 4, 2, 4, 2, 4], [4, 4, 4, 4, 4, 4]],
-        ),
+        Case((0, 0, 0), "444444 444444 444444", "444444 404044 444444"),
+        Case((1, 2, 0), "444444 444444 444444", "444444 442424 444444"),
     ],
 )
 def checker_interior(g: Grid, parity: int, c: int, bg: int) -> Grid:
@@ -303,14 +248,8 @@ def g_recolor_topology(ctx: Ctx) -> Iterator[Args]:
     params=(K.TABLE, K.COLOR),
     generator=g_recolor_topology,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
-        Case(
-            ([[20, 2], [21, 1]], 0),
-            [[3, 0, 3], [3, 0, 3], [3, 3, 0]],
-            [[1, 0, 2], [1, 0, 2], [1, 1, 0]],
-        ),
-    ],
+    # the L (2 ends, 1 bend) becomes 1, the straight bar (2 ends, 0 bends) 2
+    cases=[Case(([[20, 2], [21, 1]], 0), "303 303 330", "102 102 110")],
 )
 def recolor_topology(g: Grid, table: list[list[int]], bg: int) -> Grid:
     """Recolour each object (4-connected, one colour) by ``table`` entries
@@ -340,14 +279,8 @@ def g_erase_contained(ctx: Ctx) -> Iterator[Args]:
     params=(K.COLOR,),
     generator=g_erase_contained,
     when=W.CHANGED,
-    cases=[
-        # the 2 inside the 1 frame's box goes; the 3 outside stays
-        Case(
-            (0,),
-            [[1, 1, 1, 1, 0], [1, 0, 2, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]],
-            [[1, 1, 1, 1, 0], [1, 0, 0, 1, 0], [1, 1, 1, 1, 3], [0, 0, 0, 0, 0]],
-        ),
-    ],
+    # the 2 inside the 1 frame's box goes; the 3 outside stays
+    cases=[Case((0,), "11110 10210 11113 00000", "11110 10010 11113 00000")],
 )
 def erase_contained(g: Grid, bg: int) -> Grid:
     """Erase every object (8-connected, one colour) lying wholly inside the bounding box
@@ -373,28 +306,13 @@ def erase_contained(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_dot_paint_touching(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, only non-background cells change: try each state colour as the one
-    repainted."""
-    if any((s[s != t] == ctx.bg).any() for s, t in ctx.pairs):
-        return
-    for c in ctx.state_colors:
-        if fits(ctx, dot_paint_touching, c, ctx.bg):
-            yield (c, ctx.bg)
-
-
 @op(
     params=(K.COLOR, K.COLOR),
-    generator=g_dot_paint_touching,
+    generator=Fitting(fits, lambda ctx: ((c, ctx.bg) for c in ctx.state_colors)),
+    only_if=lambda ctx: all((s[s != t] != ctx.bg).all() for s, t in ctx.pairs),
     when=W.CHANGED,
-    cases=[
-        # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
-        Case(
-            (5, 0),
-            [[5, 5, 0, 0], [0, 2, 0, 5], [0, 0, 0, 5], [3, 0, 0, 0]],
-            [[2, 2, 0, 0], [0, 0, 0, 5], [0, 0, 0, 5], [0, 0, 0, 0]],
-        ),
-    ],
+    # the 2 repaints the 5 pair it touches; the 3 touches nothing; both dots go
+    cases=[Case((5, 0), "5500 0205 0005 3000", "2200 0005 0005 0000")],
 )
 def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
     """Every single cell (an 8-connected one-colour object of one cell) not of colour
@@ -425,8 +343,6 @@ def dot_paint_touching(g: Grid, c: int, bg: int) -> Grid:
 
 def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
     """Same shapes, only cells erased."""
-    if not some_change(ctx) or any((t[s != t] != ctx.bg).any() for s, t in ctx.pairs):
-        return
     for side in HEADINGS:
         for k in (1, 2, 3):
             if fits(ctx, trim_objects, side, k, ctx.bg):
@@ -434,17 +350,19 @@ def g_trim_objects(ctx: Ctx) -> Iterator[Args]:
                 return
 
 
-_TRIM_IN = [[0, 3, 3, 3], [0, 3, 3, 3], [5, 5, 0, 0]]
-_TRIM_LEFT = [[0, 0, 3, 3], [0, 0, 3, 3], [0, 5, 0, 0]]
+_TRIM_IN = "0333 0333 5500"
+_TRIM_LEFT = "0033 0033 0500"
 
 
 @op(
     params=(OneOf(*HEADINGS), K.COUNT, K.COLOR),
     generator=g_trim_objects,
+    only_if=lambda ctx: all((t[s != t] == ctx.bg).all() for s, t in ctx.pairs),
+    when=W.CHANGED,
     cases=[
         # each object loses its leftmost column
         Case(("left", 1, 0), _TRIM_IN, _TRIM_LEFT),
-        Case(("down", 1, 0), _TRIM_IN, [[0, 3, 3, 3], [0, 0, 0, 0], [0, 0, 0, 0]]),
+        Case(("down", 1, 0), _TRIM_IN, "0333 0000 0000"),
     ],
 )
 def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
@@ -465,26 +383,17 @@ def trim_objects(g: Grid, side: str, k: int, bg: int) -> Grid:
     return o
 
 
-def g_reverse_path(ctx: Ctx) -> Iterator[Args]:
-    """Same shapes, background kept, the same colour counts."""
-    if not some_change(ctx) or not same_counts(ctx):
-        return
-    for bg in bg_readings(ctx):
-        if fits_bg(ctx, reverse_path, bg):
-            yield (bg,)
-
-
-_PATH_IN = [[1, 2, 3, 0], [0, 0, 4, 0], [5, 0, 0, 0]]
-_PATH_OUT = [[4, 3, 2, 0], [0, 0, 1, 0], [5, 0, 0, 0]]
+_PATH_IN = "1230 0040 5000"
+_PATH_OUT = "4320 0010 5000"
 
 
 @op(
     params=(K.COLOR,),
-    generator=g_reverse_path,
-    cases=[
-        # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
-        Case((0,), _PATH_IN, _PATH_OUT),
-    ],
+    generator=Fitting(fits_bg, lambda ctx: ((bg,) for bg in bg_readings(ctx))),
+    only_if=lambda ctx: same_counts(ctx),
+    when=W.CHANGED,
+    # 1-2-3-4 read from one end to the other becomes 4-3-2-1; the lone 5 stays
+    cases=[Case((0,), _PATH_IN, _PATH_OUT)],
 )
 def reverse_path(g: Grid, bg: int) -> Grid:
     """Every object (4-connected, any colours) that is a simple path of two cells or

@@ -91,9 +91,7 @@ def _fit_symmetry(g: Grid, kind: str, bg: int) -> Grid:
     params=(OneOf(*SYM_KINDS), K.COLOR),
     generator=g_symmetrize,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("h", 0), [[1, 2, 0, 0]], [[1, 2, 2, 1]]),
-    ],
+    cases=[Case(("h", 0), "1200", "1221")],
 )
 def symmetrize(g: Grid, kind: str, bg: int) -> Grid:
     """Fill background cells from their mirror images (``h``, ``v``, ``hv``, ``rot``, ``diag``)."""
@@ -108,22 +106,11 @@ def symmetrize(g: Grid, kind: str, bg: int) -> Grid:
     return o
 
 
-def g_sym_repair(ctx: Ctx) -> Iterator[Args]:
-    for c in noise_colors(ctx):
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_sym_repair,
+    generator=lambda ctx: ((c,) for c in noise_colors(ctx)),
     when=W.SAME_SHAPE,
-    cases=[
-        Case(
-            (9,),
-            [[1, 2, 2, 1], [3, 9, 4, 3], [1, 2, 2, 1]],
-            [[1, 2, 2, 1], [3, 4, 4, 3], [1, 2, 2, 1]],
-        ),
-    ],
+    cases=[Case((9,), "1221 3943 1221", "1221 3443 1221")],
 )
 def sym_repair(g: Grid, noise: int) -> Grid:
     """Replace cells of colour ``noise`` using the grid's mirror symmetries.
@@ -166,10 +153,7 @@ def sym_repair(g: Grid, noise: int) -> Grid:
     params=(OneOf(*SYM_KINDS), K.COLOR),
     generator=g_symmetrize,
     when=W.SAME_SHAPE,
-    cases=[
-        Case(("h", 0), [[0, 1, 2, 0, 0, 0]], [[0, 1, 2, 0, 0, 0]]),
-        Case(("h", 0), [[0, 1, 2, 0, 3, 0, 0]], [[0, 1, 2, 2, 3, 0, 0]]),
-    ],
+    cases=[Case(("h", 0), "012000", "012000"), Case(("h", 0), "0120300", "0122300")],
 )
 def symmetrize_bbox(g: Grid, kind: str, bg: int) -> Grid:
     """``symmetrize`` applied inside the bounding box of the non-background cells."""
@@ -182,18 +166,11 @@ def symmetrize_bbox(g: Grid, kind: str, bg: int) -> Grid:
     return o
 
 
-def g_noise_crop(ctx: Ctx) -> Iterator[Args]:
-    for c in ctx.state_colors:
-        yield (c,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_noise_crop,
+    generator=lambda ctx: ((c,) for c in ctx.state_colors),
     when=W.SMALLER,
-    cases=[
-        Case((9,), [[1, 2, 2, 1], [3, 9, 4, 3], [1, 2, 2, 1]], [[4]]),
-    ],
+    cases=[Case((9,), "1221 3943 1221", "4")],
 )
 def crop_noise_repair(g: Grid, noise: int) -> Grid:
     """Repair ``noise`` cells by symmetry, then crop what was under the noise."""
@@ -216,12 +193,8 @@ def g_symmetrize_about(ctx: Ctx) -> Iterator[Args]:
     generator=g_symmetrize_about,
     when=W.GROWS | W.SHALLOW,
     cases=[
-        Case(
-            (4, "h", 0),
-            [[2, 0, 0, 0, 0], [0, 0, 4, 0, 0], [0, 3, 0, 0, 0]],
-            [[2, 0, 0, 0, 2], [0, 0, 4, 0, 0], [0, 3, 0, 3, 0]],
-        ),
-        Case((4, "rot", 0), [[2, 0, 0], [0, 4, 0], [0, 0, 0]], [[2, 0, 2], [0, 4, 0], [2, 0, 2]]),
+        Case((4, "h", 0), "20000 00400 03000", "20002 00400 03030"),
+        Case((4, "rot", 0), "200 040 000", "202 040 202"),
     ],
 )
 def symmetrize_about(g: Grid, c: int, kind: str, bg: int) -> Grid:
@@ -289,25 +262,13 @@ def g_symmetrize_mark(ctx: Ctx) -> Iterator[Args]:
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # left-right mirror of the whole grid; the added cells are painted 2
-        Case(("h", "grid", 2, 0), [[1, 0, 0, 0], [1, 1, 0, 0]], [[1, 0, 0, 2], [1, 1, 2, 2]]),
+        Case(("h", "grid", 2, 0), "1000 1100", "1002 1122"),
         # fitted left-right mirror axis (column 2): the missing right cells copy their mirror
-        Case(
-            ("h", "fit", -1, 0),
-            [[0, 5, 6, 5, 0, 0], [0, 5, 6, 0, 0, 0]],
-            [[0, 5, 6, 5, 0, 0], [0, 5, 6, 5, 0, 0]],
-        ),
+        Case(("h", "fit", -1, 0), "056500 056000", "056500 056500"),
         # fitted quarter-turn centre: the shape's missing arm is painted 2
-        Case(
-            ("rot", "fit", 2, 0),
-            [[0, 0, 1, 0], [0, 1, 1, 1], [0, 0, 0, 0], [0, 0, 0, 0]],
-            [[0, 0, 1, 0], [0, 1, 1, 1], [0, 0, 2, 0], [0, 0, 0, 0]],
-        ),
+        Case(("rot", "fit", 2, 0), "0010 0111 0000 0000", "0010 0111 0020 0000"),
         # fitted diagonal mirrors (both diagonals through the 1): the corner cells fill in
-        Case(
-            ("diag", "fit", -1, 0),
-            [[0, 0, 0], [0, 1, 2], [0, 0, 3]],
-            [[3, 2, 0], [2, 1, 2], [0, 2, 3]],
-        ),
+        Case(("diag", "fit", -1, 0), "000 012 003", "320 212 023"),
     ],
 )
 def symmetrize_mark(g: Grid, kind: str, where: str, c: int, bg: int) -> Grid:
@@ -360,18 +321,16 @@ def g_unocclude(ctx: Ctx) -> Iterator[Args]:
         yield (k, ctx.bg)
 
 
-_HID = [[0, 6, 0, 0, 1, 1], [6, 6, 0, 0, 1, 1], [0, 6, 6, 6, 6, 0]]
-_SHOWN = [[0, 6, 0, 0, 6, 0], [6, 6, 0, 0, 6, 6], [0, 6, 6, 6, 6, 0]]
+_HID = "060011 660011 066660"
+_SHOWN = "060060 660066 066660"
 
 
 @op(
     params=(OneOf("h", "v", "hv", "rot", "diag"), K.COLOR),
     generator=g_unocclude,
     when=W.SAME_SHAPE | W.SHALLOW,
-    cases=[
-        # the solid 1 rectangle hides the right part of a left-right symmetric figure
-        Case(("h", 0), _HID, _SHOWN),
-    ],
+    # the solid 1 rectangle hides the right part of a left-right symmetric figure
+    cases=[Case(("h", 0), _HID, _SHOWN)],
 )
 def unocclude(g: Grid, kind: str, bg: int) -> Grid:
     """Show what a solid rectangle hides: the one colour that forms a solid rectangle
@@ -405,17 +364,9 @@ def g_complete_by_analogy(ctx: Ctx) -> Iterator[Args]:
     when=W.SHALLOW,
     cases=[
         # partial rows finish like the complete row above them, in their own colours
-        Case(
-            ("h", 0),
-            [[1, 4, 1, 1, 4], [0, 0, 0, 0, 0], [2, 3, 0, 0, 0], [6, 0, 0, 0, 0]],
-            [[1, 4, 1, 1, 4], [0, 0, 0, 0, 0], [2, 3, 2, 2, 3], [6, 0, 0, 0, 0]],
-        ),
+        Case(("h", 0), "14114 00000 23000 60000", "14114 00000 23223 60000"),
         # columns, with the nearest earlier template (the second) for the last column
-        Case(
-            ("v", 0),
-            [[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 0], [2, 0, 5, 0]],
-            [[1, 0, 5, 7], [2, 0, 6, 8], [1, 0, 6, 8], [2, 0, 5, 7]],
-        ),
+        Case(("v", 0), "1057 2068 1060 2050", "1057 2068 1068 2057"),
     ],
 )
 def complete_by_analogy(g: Grid, axis: str, bg: int) -> Grid:

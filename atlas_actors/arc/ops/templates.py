@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, d4_cells, role_color, sep_segments
-from atlas_actors.arc.infer import Args, Ctx, fits, has_cells, painted_only
+from atlas_actors.arc.infer import Args, Ctx, fits, has_cells
 from atlas_actors.arc.ops.cells import cells_to_pixels
-from atlas_actors.arc.registry import Case, K, OneOf, W, op
+from atlas_actors.arc.registry import BG, Case, Fitting, K, OneOf, W, op
 
 _Fit = tuple[int, int, int, int, int, int, list[int], list[tuple[int, int, int]], int]
 """A fitting placement: sort key (5 ints), its index, the objects it covers, the cells
@@ -184,16 +184,8 @@ def g_paint_template(ctx: Ctx) -> Iterator[Args]:
     generator=g_paint_template,
     when=W.SAME_SHAPE,
     cases=[
-        Case(
-            ("shape", 0, 8, 0),
-            [[1, 2, 0, 0], [0, 0, 0, 0], [0, 0, 5, 5], [0, 0, 0, 0]],
-            [[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 1, 2], [0, 0, 0, 0]],
-        ),
-        Case(
-            ("cell", 1, 8, 0),
-            [[1, 2, 0, 0, 0], [3, 4, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 5, 0], [0, 0, 0, 0, 0]],
-            [[1, 2, 0, 0, 0], [3, 4, 0, 0, 0], [0, 0, 1, 2, 0], [0, 0, 3, 4, 0], [0, 0, 0, 0, 0]],
-        ),
+        Case(("shape", 0, 8, 0), "1200 0000 0055 0000", "0000 0000 0012 0000"),
+        Case(("cell", 1, 8, 0), "12000 34000 00000 00050 00000", "12000 34000 00120 00340 00000"),
     ],
 )
 def paint_template(g: Grid, mode: str, keep: int, conn: int, bg: int) -> Grid:
@@ -246,22 +238,12 @@ def paint_template(g: Grid, mode: str, keep: int, conn: int, bg: int) -> Grid:
     return o
 
 
-def g_complete_templates(ctx: Ctx) -> Iterator[Args]:
-    yield (ctx.bg,)
-
-
 @op(
     params=(K.COLOR,),
-    generator=g_complete_templates,
+    generator=BG,
     when=W.GROWS | W.SHALLOW,
-    cases=[
-        # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
-        Case(
-            (0,),
-            [[4, 8, 4, 0, 0], [0, 0, 0, 0, 0], [4, 0, 4, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 8, 0]],
-            [[4, 8, 4, 0, 0], [0, 0, 0, 0, 0], [4, 8, 4, 0, 0], [0, 0, 0, 0, 0], [0, 0, 4, 8, 4]],
-        ),
-    ],
+    # the 4 . 4 pair and the lone 8 are completed to copies of the 4 8 4 template
+    cases=[Case((0,), "48400 00000 40400 00000 00080", "48400 00000 48400 00000 00484")],
 )
 def complete_templates(g: Grid, bg: int) -> Grid:
     """Complete partial copies of templates. The multicolour objects (8-connected) are
@@ -319,32 +301,17 @@ def complete_templates(g: Grid, bg: int) -> Grid:
     return o
 
 
-def g_anchor_copy(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted: plain copies, or copies mirrored for one of the
-    state colours."""
-    for f in [-1, *ctx.state_colors[:6]]:
-        if fits(ctx, anchor_copy, f, ctx.bg):
-            yield (f, ctx.bg)
-            return
-
-
 @op(
     params=(K.COLOR_OR_NONE, K.COLOR),
-    generator=g_anchor_copy,
+    generator=Fitting(
+        fits, lambda ctx: ((f, ctx.bg) for f in [-1, *ctx.state_colors[:6]]), first=True
+    ),
     when=W.PAINTED | W.SHALLOW,
     cases=[
         # the 3-anchored template is copied onto the lone 3, anchors aligned
-        Case(
-            (-1, 0),
-            [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 0], [0, 0, 0, 0, 0]],
-            [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 4, 3, 0], [0, 0, 4, 0, 0]],
-        ),
+        Case((-1, 0), "43000 40000 00030 00000", "43000 40000 00430 00400"),
         # mirrored left-right when the anchor colour is the flip colour
-        Case(
-            (3, 0),
-            [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 0], [0, 0, 0, 0, 0]],
-            [[4, 3, 0, 0, 0], [4, 0, 0, 0, 0], [0, 0, 0, 3, 4], [0, 0, 0, 0, 4]],
-        ),
+        Case((3, 0), "43000 40000 00030 00000", "43000 40000 00034 00004"),
     ],
 )
 def anchor_copy(g: Grid, flip_c: int, bg: int) -> Grid:
@@ -421,29 +388,13 @@ def g_fit_templates(ctx: Ctx) -> Iterator[Args]:
     when=W.SAME_SHAPE | W.FIRST,
     cases=[
         # the lone 2 (found once in the template) gets a copy of the template
-        Case(
-            ("id", "copy", 0),
-            [[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 0], [0, 0, 0, 0, 0]],
-            [[2, 1, 0, 0, 0], [0, 1, 0, 0, 0], [0, 0, 0, 2, 1], [0, 0, 0, 0, 1]],
-        ),
+        Case(("id", "copy", 0), "21000 01000 00020 00000", "21000 01000 00021 00001"),
         # scaled by 2, the template's 3 recoloured 4 like the marker's block
-        Case(
-            ("id", "copy", 0),
-            [[3, 3, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [0, 0, 4, 4, 1, 1], [0, 0, 4, 4, 1, 1]],
-            [[3, 3, 1, 0, 0, 0], [0, 0, 0, 0, 0, 0], [4, 4, 4, 4, 1, 1], [4, 4, 4, 4, 1, 1]],
-        ),
+        Case(("id", "copy", 0), "331000 000000 004411 004411", "331000 000000 444411 444411"),
         # turned (half a turn) to fit the 6 5 marker, and moved there
-        Case(
-            ("d4", "move", 0),
-            [[5, 6, 0, 0, 0], [0, 7, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]],
-            [[0, 0, 0, 0, 0], [0, 0, 0, 0, 0], [0, 0, 0, 7, 0], [0, 0, 0, 6, 5], [0, 0, 0, 0, 0]],
-        ),
+        Case(("d4", "move", 0), "56000 07000 00000 00065 00000", "00000 00000 00070 00065 00000"),
         # without turns nothing fits
-        Case(
-            ("id", "move", 0),
-            [[5, 6, 0], [0, 7, 0], [0, 0, 0], [6, 5, 0]],
-            [[5, 6, 0], [0, 7, 0], [0, 0, 0], [6, 5, 0]],
-        ),
+        Case(("id", "move", 0), "560 070 000 650", "560 070 000 650"),
     ],
 )
 def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
@@ -473,30 +424,18 @@ def fit_templates(g: Grid, turns: str, mode: str, bg: int) -> Grid:
     return hit.copy()  # type: ignore[no-any-return]
 
 
-def g_cell_fit_templates(ctx: Ctx) -> Iterator[Args]:
-    """Only background cells painted, and the states are cut into cells (on the input
-    grids only, like :func:`g_fit_templates`)."""
-    if ctx.depth > 0 or not painted_only(ctx) or not has_cells(ctx):
-        return
-    for turns in ("id", "d4"):
-        if fits(ctx, cell_fit_templates, turns, ctx.bg):
-            yield (turns, ctx.bg)
-            return
-
-
-_S5 = [5] * 7
-
-
 @op(
     params=(OneOf("id", "d4"), K.COLOR),
-    generator=g_cell_fit_templates,
+    generator=Fitting(fits, lambda ctx: ((t, ctx.bg) for t in ("id", "d4")), first=True),
+    only_if=lambda ctx: has_cells(ctx),
+    when=W.FIRST | W.PAINTED,
+    # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
     cases=[
-        # in cell space (cells cut by 5 lines) the lone 2 cell gets the 2 1 template
         Case(
             ("id", 0),
-            [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 0]],
-            [[2, 5, 1, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 0, 5, 0], _S5, [0, 5, 0, 5, 2, 5, 1]],
-        ),
+            "2515050 5555555 0505050 5555555 0505250",
+            "2515050 5555555 0505050 5555555 0505251",
+        )
     ],
 )
 def cell_fit_templates(g: Grid, turns: str, bg: int) -> Grid:
@@ -543,27 +482,9 @@ def g_copy_to_match(ctx: Ctx) -> Iterator[Args]:
     cases=[
         # the 2 frame around a 0 is copied onto the other 0 ringed by 1s; the 0 next to the
         # 1 at the edge has no room
-        Case(
-            (2,),
-            [
-                [2, 2, 2, 1, 1, 1],
-                [2, 0, 2, 1, 0, 1],
-                [2, 2, 2, 1, 1, 1],
-                [1, 1, 1, 1, 1, 0],
-            ],
-            [
-                [2, 2, 2, 2, 2, 2],
-                [2, 0, 2, 2, 0, 2],
-                [2, 2, 2, 2, 2, 2],
-                [1, 1, 1, 1, 1, 0],
-            ],
-        ),
+        Case((2,), "222111 202101 222111 111110", "222222 202202 222222 111110"),
         # the least common colour (role 12) is the template's
-        Case(
-            (12,),
-            [[5, 0, 5, 1], [1, 1, 1, 1], [1, 0, 1, 1]],
-            [[5, 0, 5, 1], [1, 1, 1, 1], [5, 0, 5, 1]],
-        ),
+        Case((12,), "5051 1111 1011", "5051 1111 5051"),
     ],
 )
 def copy_to_match(g: Grid, c: int) -> Grid:

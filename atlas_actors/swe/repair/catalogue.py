@@ -29,7 +29,8 @@ Change Numeric Literal                    97K   off_by_one_constant 35, off_by_o
 More Specific If                          68K   condition_widen 51 (add a conjunct),
                                                 condition_drop 17 (drop a disjunct)
 Add Method Call                           60K   method_call_add
-Add Elements To Iterable                  57K   (not covered: nothing to add is implied)
+Add Elements To Iterable                  57K   handler_widen 40 (an except clause's tuple);
+                                                the rest not covered: nothing implies it
 Same Function Less Args                   50K   call_args_less
 Change Boolean Literal                    37K   boolean_literal
 Add Attribute Access                      32K   attribute_access_add
@@ -65,6 +66,12 @@ kind of statement: collection_update 12 (an add to a collection the code tests
 membership in), return_computed 10 (a ``return`` of what a branch assigns), base_case 8
 (a recursion's missing base case). They were added after the development set's bugs of
 that kind were written, and weighted before any of them was run.
+``handler_widen`` 40 (an ``except`` clause gains a failing test's builtin exception:
+TSSB-3M's "Add Elements To Iterable" for the one iterable whose missing element the
+tests name) is judgement too, weighted as ``stmt_insert``: it proposes only where a
+failing test's exception escapes a ``try`` around suspicious lines, so its few edits are
+likely ones. It was added after SWE-bench Lite development instances of that kind were
+seen (first at 10; raised to 40 after a run on two of them screened it too late).
 
 A candidate's prior is ``family.prior * suspiciousness`` of its statement (see
 :mod:`atlas_actors.swe.repair.operators`).
@@ -73,9 +80,10 @@ Where some edits live: ``//`` <-> ``/`` is an operator edit (arithmetic_operator
 FP8); ``range(n)`` -> ``range(n + 1)``/``range(n - 1)`` is off_by_one_constant, which
 moves any argument of ``range()`` by one; the builtin_swap table (min/max, any/all,
 floor/ceil, sorted/reversed, append/extend, ...) and why each pair is in it are in
-``families.expressions``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable" (nothing
-in the file says which element is missing) and ManySStuBs4J's "Missing/Delete Throws
-Exception" beyond what deleting or inserting a ``raise`` statement does.
+``families.expressions``'s docstrings. Not covered: TSSB-3M's "Add Elements To Iterable"
+beyond ``handler_widen`` (elsewhere nothing in the file says which element is missing)
+and ManySStuBs4J's "Missing/Delete Throws Exception" beyond what deleting or inserting a
+``raise`` statement does.
 """
 
 from __future__ import annotations
@@ -316,6 +324,14 @@ _TABLE: tuple[tuple[str, str, str, float], ...] = (
         "PAR/TBar checker templates (Kim et al. 2013; Liu et al. 2019) for exceptions; "
         "the message from the issue text",
         10.0,
+    ),
+    (
+        "handler_widen",
+        "an except clause gains a builtin exception a failing test fails with (each clause "
+        "catching the same types at once, too)",
+        f"{_TSSB} Add Elements To Iterable (the clause's tuple; the element from the failing "
+        "tests' exceptions); judgement",
+        40.0,
     ),
     (
         "decorator_change",

@@ -64,7 +64,8 @@ def _builtin_exception(name: str) -> bool:
 
 def hints_from(statement: str, failures: Iterable[str] = ()) -> RepairHints:
     """Hints from an issue's text and the failing tests' failure messages
-    (``Type: first line``, as the localisation run reports them)."""
+    (``Type: first line``, as the localisation run reports them; several lines for a
+    test id that stands for several tests)."""
     numbers: dict[int, None] = {}
     for match in _NUMBER.finditer(statement):
         if len(numbers) >= MAX_NUMBERS:
@@ -79,7 +80,8 @@ def hints_from(statement: str, failures: Iterable[str] = ()) -> RepairHints:
             strings.setdefault(text)
     exceptions: dict[str, None] = {}
     for message in failures:
-        found = _EXC_NAME.match(message.strip())
-        if found and _builtin_exception(found.group(1)) and len(exceptions) < MAX_EXCEPTIONS:
-            exceptions.setdefault(found.group(1))
+        for line in message.splitlines():  # a folded record: one failure per line
+            found = _EXC_NAME.match(line.strip())
+            if found and _builtin_exception(found.group(1)) and len(exceptions) < MAX_EXCEPTIONS:
+                exceptions.setdefault(found.group(1))
     return RepairHints(tuple(numbers), tuple(strings), tuple(exceptions))

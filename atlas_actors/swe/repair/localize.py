@@ -132,7 +132,8 @@ class TestRecord(_Model):
     seconds: float = 0.0
     """Setup + call + teardown, as pytest measured it."""
     message: str = ""
-    """The failure, ``Type: first line`` (empty when it passed)."""
+    """The failure, ``Type: first line`` (empty when it passed); a record folded from
+    several tests (a cut id) holds each distinct failure, one per line."""
     tb: list[tuple[str, int]] = Field(default_factory=list)
     """Repository frames of the failure (path, line), innermost first; tests excluded."""
     lines: dict[str, list[int]] = Field(default_factory=dict)
@@ -222,7 +223,8 @@ def by_selected(records: Sequence[TestRecord], selected: Sequence[str]) -> list[
 
     SWE-bench's ids are cut at the first whitespace (swebench's log parsers cut them
     there), so one selected id can stand for several parametrised tests: their records
-    fold into one that fails when one of them fails (its message and traceback), passes
+    fold into one that fails when one of them fails (the first failure's traceback, every
+    distinct failure message), passes
     when all pass, and takes the sum of their seconds, as the grading reads a cut id
     (it passes only when every test it stands for passes). A selected test no record
     matches is left out (it is ``missing``)."""
@@ -248,6 +250,10 @@ def by_selected(records: Sequence[TestRecord], selected: Sequence[str]) -> list[
                 update={
                     "test": test,
                     "seconds": sum(r.seconds for r in group),
+                    "message": "\n".join(
+                        dict.fromkeys(r.message for r in group if r.failing and r.message)
+                    )
+                    or first.message,
                     "lines": {},
                 }
             )

@@ -258,11 +258,20 @@ def generate_edits(
     raws: list[Raw] = []
     for info in map_statements(src, facts, digests, tree, lines):
         susp = _susp(lines, info.first, info.head_last)
+        stmt = info.asts[0]
+        if isinstance(stmt, ast.Try) and "handler_widen" in chosen:
+            # what its except clauses catch bears on its body's lines and its except lines
+            heads = [h.lineno for h in stmt.handlers]
+            body = _susp(lines, info.first, heads[0] - 1) if heads else susp
+            whole = max([body, *(lines.get(n, 0.0) for n in heads)])
+            if whole > 0:
+                _IMPLEMENTATIONS["handler_widen"](Unit(src, facts, info, whole, raws, hints))
         if susp <= 0:
             continue
         unit = Unit(src, facts, info, susp, raws, hints)
         for name in chosen:
-            _IMPLEMENTATIONS[name](unit)
+            if name != "handler_widen":
+                _IMPLEMENTATIONS[name](unit)
     return _finish(src, path, tree, digests, raws, max_per_line)
 
 

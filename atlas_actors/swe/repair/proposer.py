@@ -51,6 +51,7 @@ import difflib
 import logging
 import random
 import re
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -269,6 +270,11 @@ class OfflineRepairProposer:
         hang_patience: when a node's first screening has met this many edits that hit a
             test timeout, it stops as soon as one edit passes every test (rather than
             screening on for ``k`` of them: each hanging edit costs a timeout).
+        reserve: under a time limit (``NodeView.time_left``), the share of the time left
+            at a node's first screening that the screen leaves for verifying what it
+            found: past that point, an edit in hand that passes every test or makes
+            progress ends the screening (the rest of the plan stays for later
+            expansions). Runs without a time limit never read the clock here.
     """
 
     def __init__(
@@ -288,12 +294,15 @@ class OfflineRepairProposer:
         rank_greens: bool = True,
         hang_patience: int = 32,
         wider: bool = False,
+        reserve: float = 0.25,
     ) -> None:
         if screen < 2 or max_files < 1 or max_lines < 1 or max_moved < 0:
             raise ConfigError(
                 "screen must be at least 2, max_files and max_lines at least 1, "
                 "max_moved at least 0"
             )
+        if not 0.0 <= reserve < 1.0:
+            raise ConfigError(f"reserve={reserve}: a share of the time left, in [0, 1)")
         unknown = sorted(set(antipatterns) - set(ANTI_PATTERNS))
         if unknown:
             raise ConfigError(
@@ -304,6 +313,7 @@ class OfflineRepairProposer:
         self.wider = wider
         self.rank_greens = rank_greens
         self.hang_patience = hang_patience
+        self.reserve = reserve
         self.toolbox = toolbox
         self.families = list(families) if families is not None else None
         self.max_files = max_files
@@ -404,6 +414,18 @@ class OfflineRepairProposer:
                 # a node reached by a move is a guess: only its likeliest edits are screened
                 plan.edits = plan.edits[: self.moved_screen]
             self._plans[key] = plan
+        tried = {solution_key(a) for a in node.tried}
+        here = self._progress.get(at)
+        if here is None:
+            here = self._root_progress.get(task.id, (0, 0)) if not node.actions else (0, 0)
+        # Under a time limit, once an edit passes or makes progress, screening stops with
+        # ``reserve`` of the time left at the call still to go (to verify what it found).
+        hurry = (
+            time.monotonic() + node.time_left * (1 - self.reserve)
+            if node.time_left is not None
+            else None
+        )
+        if plan.screened == 0:
             # screen this node's edits up front (in batches), until ``k`` pass every test
             # or ``first_screen`` are screened: a full verify costs a hundred screens, so
             # the search should see a node's best edits, not merely its likeliest
@@ -412,10 +434,12 @@ class OfflineRepairProposer:
                 greens = sum(1 for r in plan.ranked if r.passed)
                 if greens >= k or (greens and plan.timeouts >= self.hang_patience):
                     break
-        tried = {solution_key(a) for a in node.tried}
-        here = self._progress.get(at)
-        if here is None:
-            here = self._root_progress.get(task.id, (0, 0)) if not node.actions else (0, 0)
+                if (
+                    hurry is not None
+                    and time.monotonic() >= hurry
+                    and any(r.passed or r.progress > here for r in plan.ranked)
+                ):
+                    break
         may_move = at not in self._moved_only
         out: list[ProposedAction] = []
         passing = False
@@ -459,6 +483,8 @@ class OfflineRepairProposer:
                 break
             if passing and plan.timeouts >= self.hang_patience:
                 break  # one green edit is enough where screening costs timeouts
+            if out and hurry is not None and time.monotonic() >= hurry:
+                break  # offer what is in hand: the time left is for verifying it
             await self._screen(task, node, patch, plan)
         if not out:
             return Proposals(

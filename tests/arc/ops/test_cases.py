@@ -14,7 +14,7 @@ import pytest
 from atlas_actors.arc import OPS, Program, compile_program
 from atlas_actors.arc.grids import clear_caches
 from atlas_actors.arc.infer import Ctx
-from atlas_actors.arc.ops import FAMILIES, GENERATOR_ORDER, GENERATORS, ORDER
+from atlas_actors.arc.ops import FAMILIES, GENERATORS, RANK
 from atlas_actors.arc.registry import Case
 from tests.helpers.arc import G
 
@@ -123,24 +123,22 @@ def test_generators_of_shape_keeping_ops_stay_quiet_when_the_grid_shrinks() -> N
         assert (got != []) == (name in ungated), name
 
 
-# the recorded order's digest: a changed ORDER or GENERATOR_ORDER changes the search
-ORDER_DIGEST = "ebd27dd9466096df"
-GENERATOR_ORDER_DIGEST = "3f34da3fdb0e7cfc"
+# the recorded rank's digest: a changed RANK changes the search
+RANK_DIGEST = "3f34da3fdb0e7cfc"
 
 
 def _digest(names: list[str]) -> str:
     return hashlib.sha256(" ".join(names).encode()).hexdigest()[:16]
 
 
-def test_search_order_is_the_recorded_one() -> None:
-    """The search expands ops in GENERATORS order under a budget and mutation draws
-    from OPS: both keep the order recorded before the ops moved into families (a new
-    op goes after all of them), whatever module an op lives in."""
-    assert _digest(ORDER) == ORDER_DIGEST, "ORDER changed: the search order would change"
-    assert _digest(GENERATOR_ORDER) == GENERATOR_ORDER_DIGEST, "GENERATOR_ORDER changed"
-    assert len(set(ORDER)) == len(ORDER) and len(set(GENERATOR_ORDER)) == len(GENERATOR_ORDER)
-    assert list(OPS)[: len(ORDER)] == ORDER
-    assert list(GENERATORS)[: len(GENERATOR_ORDER)] == GENERATOR_ORDER
+def test_search_order_is_the_recorded_rank() -> None:
+    """The search expands ops in GENERATORS order under a budget: it keeps the rank
+    recorded when the ops moved into families (a new op goes after all of them),
+    whatever module an op lives in, and OPS lists the ops in the same order."""
+    assert _digest(RANK) == RANK_DIGEST, "RANK changed: the search order would change"
+    assert len(set(RANK)) == len(RANK)
+    assert list(GENERATORS)[: len(RANK)] == RANK
+    assert list(OPS)[: len(RANK)] == RANK
 
 
 def test_family_modules_hold_every_op() -> None:

@@ -19,11 +19,31 @@ Generate = Callable[..., list[CandidateEdit]]
 HINTS = {
     "condition_synthesize": RepairHints(numbers=(3, 5, 15)),
     "exception_translate": RepairHints(strings=("unknown setting",), exceptions=("KeyError",)),
+    "handler_widen": RepairHints(exceptions=("TypeError",)),
 }
 """What the issue would say, for the families that need it (the others get none)."""
 
 # family, buggy source, fixed source, suspicious line, changed lines of the fix
 CASES: list[tuple[str, str, str, int, int]] = [
+    (
+        "handler_widen",
+        """
+        def lookup(table, key):
+            try:
+                return table[key]  # None when unset
+            except KeyError:
+                return None
+        """,
+        """
+        def lookup(table, key):
+            try:
+                return table[key]  # None when unset
+            except (KeyError, TypeError):
+                return None
+        """,
+        4,
+        1,
+    ),
     (
         "comparison_operator",
         """
@@ -1057,6 +1077,49 @@ def test_synthesized_comparisons_follow_the_issue_and_skip_the_statements_own(
                           "or y % 100 != 0"]  # fmt: skip
     assert "and y % 4 == 0" not in labels and "or y % 4 != 0" not in labels
     assert "and y % 400 == 0" in labels
+
+
+def test_handler_widening_reads_the_failing_tests_exceptions(generate: Generate) -> None:
+    source = (
+        "def get(d, k, a):\n"
+        "    try:\n"
+        "        try:\n"
+        "            v = d[k][a]\n"
+        "        except KeyError:\n"
+        "            v = None\n"
+        "    except KeyError:\n"
+        "        v = 0\n"
+        "    try:\n"
+        "        w = d[a]\n"
+        "    except Exception:\n"
+        "        w = 0\n"
+        "    return v, w\n"
+    )
+    # no failing test's exception, no edit; a clause that catches everything is left alone
+    assert generate(source, {2: 1.0}, families=["handler_widen"]) == []
+    hints = RepairHints(exceptions=("TypeError", "ValueError"))
+    assert generate(source, {9: 1.0, 11: 1.0}, families=["handler_widen"], hints=hints) == []
+    # a line of a try's body or one of its except lines: its clauses gain the exception
+    both = source.replace("except KeyError:", "except (KeyError, TypeError):")
+    outer = source.replace(
+        "    except KeyError:\n        v = 0", "    except (KeyError, TypeError):\n        v = 0"
+    )
+    inner = source.replace(
+        "        except KeyError:\n            v = None",
+        "        except (KeyError, TypeError):\n            v = None",
+    )
+    for line in (4, 5, 7):
+        texts = [
+            e.new_text
+            for e in generate(source, {line: 1.0}, families=["handler_widen"], hints=hints)
+        ]
+        assert both in texts and outer in texts  # every clause catching the same types, too
+        assert (
+            source.replace("except KeyError:", "except (KeyError, TypeError, ValueError):") in texts
+        )
+        assert inner in texts
+    # a line of a clause's body alone: the exception was caught there already
+    assert generate(source, {8: 1.0}, families=["handler_widen"], hints=hints) == []
 
 
 def test_exception_translation_needs_a_class_the_file_raises(generate: Generate) -> None:

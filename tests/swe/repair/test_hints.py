@@ -21,6 +21,9 @@ def test_numbers_strings_and_exceptions_in_the_order_they_occur() -> None:
     assert hints.numbers == (3, 12)  # 4.5, v2 and 1e9 are not integers of the text
     assert hints.strings == ("a b", "bad token")
     assert hints.exceptions == ("KeyError", "ZeroDivisionError")
+    # a test id standing for several tests brings each of their failures, one per line
+    folded = hints_from("", ["TypeError: bad format\nValueError: unknown code\nTypeError: x"])
+    assert folded.exceptions == ("TypeError", "ValueError")
     assert hints
 
 

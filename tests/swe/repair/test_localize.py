@@ -240,6 +240,12 @@ def test_a_cut_id_folds_the_tests_it_stands_for() -> None:
     # every test it stands for passes: it passes
     fixed = [records[0], records[1].model_copy(update={"outcome": "passed"})]
     assert [t.outcome for t in by_selected(fixed, [CUT])] == ["passed"]
+    # two of its tests fail differently: the folded record names both failures
+    both = [
+        records[1],
+        records[0].model_copy(update={"outcome": "failed", "message": "TypeError: t"}),
+    ]
+    assert by_selected(both, [CUT])[0].message == "AssertionError: c\nTypeError: t"
     inst_like = SWEInstance.model_construct(instance_id="x", base_commit="abc")
     loc = build(inst_like, CoverageRun(coverage=False, plain=records), "ochiai",
                 [CUT, "t.py::test_y", "t.py::gone"])  # fmt: skip

@@ -91,6 +91,36 @@ async def test_a_two_edit_bug_is_fixed_at_depth_two() -> None:
     assert all(step["source"].startswith("offline:") for step in result.path)
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_a_bug_in_two_files_is_fixed_by_a_patch_touching_both() -> None:
+    """thermo: one mistake in each of two modules, each exposed by its own test: the
+    first edit fixes one file and one test and becomes a node, the second edits the other
+    file under it, so the answer's patch changes both files."""
+    [inst] = load_example_instances(["thermo"], root=BUGS)
+    evaluator = LocalEvaluator(lambda t: SWEEnvironment(backend="bubblewrap"), max_tasks=1)
+    try:
+        result = await solve_task(
+            inst.to_task(),
+            evaluator,
+            seed=0,
+            mcts=SWESearchConfig(
+                max_expansions=20,
+                children_per_expansion=4,
+                max_children=4,
+                parallel_expansions=1,
+                rollout_depth=0,
+            ),
+        )
+    finally:
+        await evaluator.aclose()
+    assert result.error is None and result.solved is True, result
+    assert len(result.path) == 2
+    patch = result.solution if isinstance(result.solution, str) else ""
+    files = sorted(line[6:] for line in patch.splitlines() if line.startswith("+++ b/"))
+    assert files == ["thermo/convert.py", "thermo/text.py"], patch
+
+
 @pytest.mark.docker
 @pytest.mark.timeout(900)
 async def test_a_mixed_arc_and_swe_run_returns_every_result_once(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView
 from atlas_actors.swe.repair.batch import CandidatePatch, CandidateResult, TestVerdict
 from atlas_actors.swe.repair.proposer import OfflineRepairProposer
@@ -174,3 +175,53 @@ async def test_a_first_screening_full_of_hangs_stops_at_the_first_green_edit() -
         impatient, screen=7, first_screen=70, antipatterns=(), probe=False, hang_patience=6
     ).propose(task, root, 4, random.Random(0))
     assert len(kids) == 1 and len(impatient.batches) == 1
+
+
+class SlowToolbox(MostlyHangingToolbox):
+    """Every batch takes ten seconds of a fake clock."""
+
+    def __init__(self, clock: list[float], passing: bool = True) -> None:
+        super().__init__()
+        self.clock = clock
+        self.passing = passing
+
+    async def invoke(self, task: Task, tool: str, /, **kwargs: Any) -> Any:
+        if tool == "try_candidates":
+            self.clock[0] += 10.0
+            if not self.passing:
+                return await HangingToolbox.invoke(self, task, tool, **kwargs)
+        return await super().invoke(task, tool, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("time_left", "passing", "batches"),
+    [
+        (None, True, 20),  # no time limit: the whole first screening (60 edits, 3 a batch)
+        (100.0, True, 8),  # stops at 75% of the time left, a green edit in hand
+        (100.0, False, 20),  # nothing in hand: screens on
+    ],
+)
+async def test_under_a_time_limit_the_first_screening_offers_what_it_has(
+    monkeypatch: pytest.MonkeyPatch, time_left: float | None, passing: bool, batches: int
+) -> None:
+    import atlas_actors.swe.repair.proposer as proposer_module
+
+    clock = [1000.0]
+    monkeypatch.setattr(proposer_module, "time", SimpleNamespace(monotonic=lambda: clock[0]))
+    box = SlowToolbox(clock, passing)
+    task = Task(id="slow-1", domain="swe")
+    root = NodeView(node_id="0", state={}, solution="", time_left=time_left)
+    proposer = OfflineRepairProposer(
+        box,
+        screen=3,
+        first_screen=60,
+        antipatterns=(),
+        probe=False,
+        rank_greens=False,
+        hang_patience=1000,
+    )
+    kids = await proposer.propose(task, root, 30, random.Random(0))
+    assert len(box.batches) == batches
+    assert len(kids) == (batches if passing else 0)  # every green edit screened is offered
+    with pytest.raises(ConfigError, match="reserve=1.5"):
+        OfflineRepairProposer(box, reserve=1.5)

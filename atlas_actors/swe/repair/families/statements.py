@@ -266,6 +266,76 @@ def exception_translate(u: Unit) -> None:
                 made += 1
 
 
+MAX_WIDENINGS = 12
+_BROAD = frozenset({"Exception", "BaseException"})
+
+
+def _caught_names(u: Unit, handler: ast.ExceptHandler) -> list[str] | None:
+    """The source text of each type an ``except`` clause names; None for a bare clause,
+    one that catches everything already, or a type that is not a (dotted) name."""
+    kind = handler.type
+    if kind is None:
+        return None
+    elts = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    if not all(isinstance(e, ast.Name | ast.Attribute) for e in elts):
+        return None
+    names = [u.src.segment(e) for e in elts]
+    return None if _BROAD & set(names) else names
+
+
+def handler_widen(u: Unit) -> None:
+    """An ``except`` clause of a ``try`` statement gains a builtin exception a failing test
+    fails with: each missing one alone, then all of them; and every clause of the
+    statement (nested ones included) that catches the same types gains it together.
+    Needs hints: without failing tests' exceptions it proposes nothing."""
+    info = u.info
+    stmt = info.asts[0]
+    caught = u.hints.exceptions
+    if not caught or not isinstance(stmt, ast.Try):
+        return
+    clauses: list[tuple[ast.ExceptHandler, list[str]]] = []
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.ExceptHandler):
+            names = _caught_names(u, node)
+            if names is not None:
+                clauses.append((node, names))
+    start, end = _lines(u, info)
+    whole = u.src.text[start:end]
+
+    def widened(chosen: list[tuple[ast.ExceptHandler, list[str]]], add: list[str]) -> str:
+        text = whole
+        for handler, names in sorted(chosen, key=lambda c: -u.src.span(c[0].type)[0]):  # type: ignore[arg-type]
+            a, b = u.src.span(handler.type)  # type: ignore[arg-type]
+            new = "(" + ", ".join([*names, *(e for e in add if e not in names)]) + ")"
+            text = text[: a - start] + new + text[b - start :]
+        return text
+
+    seen: set[str] = set()
+    made = 0
+    for handler, names in clauses:
+        missing = [e for e in caught if e not in names]
+        if not missing:
+            continue
+        same = [c for c in clauses if set(c[1]) == set(names)]
+        groups = ([same] if len(same) > 1 else []) + [[(handler, names)]]
+        adds = [[e] for e in missing] + ([missing] if len(missing) > 1 else [])
+        for group in groups:
+            for add in adds:
+                text = widened(group, add)
+                if text in seen or made >= MAX_WIDENINGS:
+                    continue
+                seen.add(text)
+                where = f"line {handler.lineno}" if len(group) == 1 else f"{len(group)} clauses"
+                what = (
+                    f"except {short(', '.join(names), 24)} catches {', '.join(add)} too ({where})"
+                )
+                at = handler.lineno if len(group) == 1 else group[0][0].lineno
+                u.statements(
+                    "handler_widen", start, end, text, what, i=info.start, j=info.stop, line=at
+                )
+                made += 1
+
+
 STATEMENT_FAMILIES: dict[str, Callable[[Unit], None]] = {
     "stmt_delete": stmt_delete,
     "stmt_insert": stmt_insert,
@@ -273,5 +343,6 @@ STATEMENT_FAMILIES: dict[str, Callable[[Unit], None]] = {
     "stmt_swap": stmt_swap,
     "guard_insert": guard_insert,
     "exception_translate": exception_translate,
+    "handler_widen": handler_widen,
 }
 """Statement-level families by name."""
