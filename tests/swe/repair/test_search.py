@@ -63,16 +63,13 @@ def test_offline_search_resolves_examples_in_containers_deterministically(
     assert summary["proposer"] == "offline" and summary["tests"] == "visible"
 
 
-@pytest.mark.slow
-@pytest.mark.timeout(900)
-async def test_a_two_edit_bug_is_fixed_at_depth_two() -> None:
-    """shipping: two independent mistakes (``<`` for an inclusive limit; the weight
-    passed where the surcharge wants the longest side), each exposed by its own test:
-    the first edit fixes one test and becomes a node, the second is found under it."""
-    [inst] = load_example_instances(["shipping"], root=BUGS)
+async def _search_bug(name: str) -> Any:
+    """The offline tree search (seed 0, one expansion at a time, no rollouts) on one
+    development bug, in bubblewrap."""
+    [inst] = load_example_instances([name], root=BUGS)
     evaluator = LocalEvaluator(lambda t: SWEEnvironment(backend="bubblewrap"), max_tasks=1)
     try:
-        result = await solve_task(
+        return await solve_task(
             inst.to_task(),
             evaluator,
             seed=0,
@@ -86,6 +83,15 @@ async def test_a_two_edit_bug_is_fixed_at_depth_two() -> None:
         )
     finally:
         await evaluator.aclose()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+async def test_a_two_edit_bug_is_fixed_at_depth_two() -> None:
+    """shipping: two independent mistakes (``<`` for an inclusive limit; the weight
+    passed where the surcharge wants the longest side), each exposed by its own test:
+    the first edit fixes one test and becomes a node, the second is found under it."""
+    result = await _search_bug("shipping")
     assert result.error is None and result.solved is True, result
     assert len(result.path) == 2  # two edits, one on top of the other
     assert all(step["source"].startswith("offline:") for step in result.path)
@@ -97,23 +103,7 @@ async def test_a_bug_in_two_files_is_fixed_by_a_patch_touching_both() -> None:
     """thermo: one mistake in each of two modules, each exposed by its own test: the
     first edit fixes one file and one test and becomes a node, the second edits the other
     file under it, so the answer's patch changes both files."""
-    [inst] = load_example_instances(["thermo"], root=BUGS)
-    evaluator = LocalEvaluator(lambda t: SWEEnvironment(backend="bubblewrap"), max_tasks=1)
-    try:
-        result = await solve_task(
-            inst.to_task(),
-            evaluator,
-            seed=0,
-            mcts=SWESearchConfig(
-                max_expansions=20,
-                children_per_expansion=4,
-                max_children=4,
-                parallel_expansions=1,
-                rollout_depth=0,
-            ),
-        )
-    finally:
-        await evaluator.aclose()
+    result = await _search_bug("thermo")
     assert result.error is None and result.solved is True, result
     assert len(result.path) == 2
     patch = result.solution if isinstance(result.solution, str) else ""
