@@ -309,10 +309,6 @@ def colors_vary(ctx: Ctx) -> bool:
     return len({frozenset(np.unique(s).tolist()) - {ctx.bg} for s in ctx.train}) > 1
 
 
-def g_smaller_plain(ctx: Ctx) -> Iterator[Args]:
-    yield ()
-
-
 def color_specs(states: list[Grid], cols: list[int]) -> list[int]:
     """Colour parameters (a literal, or roles 10-13) that resolve to ``cols[i]`` on
     ``states[i]`` for every i."""

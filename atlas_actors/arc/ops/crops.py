@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import SELECTORS, Grid, components, select_object, wall_lines
-from atlas_actors.arc.infer import Args, Ctx, g_crop_bg, g_smaller_plain
+from atlas_actors.arc.infer import Args, Ctx, g_crop_bg
 from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, W, op
 
 
@@ -117,7 +117,7 @@ def dedup_lines(g: Grid) -> Grid:
     return g[:, keep_c]
 
 
-@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "111 121 111", "2")])
+@op(generator=PLAIN, when=W.SMALLER, cases=[Case((), "111 121 111", "2")])
 def trim(g: Grid) -> Grid:
     """Remove the outermost ring of cells."""
     if g.shape[0] < 3 or g.shape[1] < 3:

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import GRAVITY, Grid, rigid_transform
-from atlas_actors.arc.infer import Args, Ctx, g_smaller_plain, noise_colors
-from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
+from atlas_actors.arc.infer import Args, Ctx, noise_colors
+from atlas_actors.arc.registry import BG, PLAIN, Case, K, OneOf, W, op
 
 
 def find_period(g: Grid, noise: int) -> tuple[int, int]:
@@ -54,7 +54,7 @@ def period_repair(g: Grid, noise: int) -> Grid:
     return o
 
 
-@op(generator=g_smaller_plain, when=W.SMALLER, cases=[Case((), "1212 3434", "12 34")])
+@op(generator=PLAIN, when=W.SMALLER, cases=[Case((), "1212 3434", "12 34")])
 def crop_period(g: Grid) -> Grid:
     """The smallest tile that repeats to make the grid."""
     py, px = find_period(g, -1)
