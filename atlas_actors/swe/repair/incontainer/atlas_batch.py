@@ -424,17 +424,14 @@ def live_functions(module: types.ModuleType, filename: str) -> Dict[types.CodeTy
 
 
 def call_recorder(root: str, called: Set[types.CodeType]) -> Any:
-    """A ``sys.settrace`` function that adds the code of every function under ``root``
-    that starts running to ``called`` (and traces no lines)."""
-    prefix = os.path.realpath(root).rstrip("/") + "/"
-    inside: Dict[str, bool] = {}
+    """A ``sys.settrace`` function that adds the code of every repository function (as
+    coverage counts them: :class:`atlas_trace.RepoFiles`) that starts running to
+    ``called`` (and traces no lines)."""
+    files = trace.RepoFiles(root)
 
     def tracer(frame: Any, event: str, arg: Any) -> None:
         code = frame.f_code
-        hit = inside.get(code.co_filename)
-        if hit is None:
-            hit = inside[code.co_filename] = os.path.realpath(code.co_filename).startswith(prefix)
-        if hit:
+        if files.rel(code.co_filename) is not None:
             called.add(code)
 
     return tracer
