@@ -224,10 +224,9 @@ def by_selected(records: Sequence[TestRecord], selected: Sequence[str]) -> list[
     SWE-bench's ids are cut at the first whitespace (swebench's log parsers cut them
     there), so one selected id can stand for several parametrised tests: their records
     fold into one that fails when one of them fails (the first failure's traceback, every
-    distinct failure message), passes
-    when all pass, and takes the sum of their seconds, as the grading reads a cut id
-    (it passes only when every test it stands for passes). A selected test no record
-    matches is left out (it is ``missing``)."""
+    distinct failure message), passes when all pass, and takes the sum of their seconds,
+    as the grading reads a cut id (it passes only when every test it stands for passes).
+    A selected test no record matches is left out (it is ``missing``)."""
     wanted = dict.fromkeys(selected)
     groups: dict[str, list[TestRecord]] = {}
     for rec in records:

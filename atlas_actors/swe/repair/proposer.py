@@ -425,6 +425,10 @@ class OfflineRepairProposer:
             if node.time_left is not None
             else None
         )
+
+        def late() -> bool:
+            return hurry is not None and time.monotonic() >= hurry
+
         if plan.screened == 0:
             # screen this node's edits up front (in batches), until ``k`` pass every test
             # or ``first_screen`` are screened: a full verify costs a hundred screens, so
@@ -434,11 +438,7 @@ class OfflineRepairProposer:
                 greens = sum(1 for r in plan.ranked if r.passed)
                 if greens >= k or (greens and plan.timeouts >= self.hang_patience):
                     break
-                if (
-                    hurry is not None
-                    and time.monotonic() >= hurry
-                    and any(r.passed or r.progress > here for r in plan.ranked)
-                ):
+                if late() and any(r.passed or r.progress > here for r in plan.ranked):
                     break
         may_move = at not in self._moved_only
         out: list[ProposedAction] = []
@@ -483,7 +483,7 @@ class OfflineRepairProposer:
                 break
             if passing and plan.timeouts >= self.hang_patience:
                 break  # one green edit is enough where screening costs timeouts
-            if out and hurry is not None and time.monotonic() >= hurry:
+            if out and late():
                 break  # offer what is in hand: the time left is for verifying it
             await self._screen(task, node, patch, plan)
         if not out:

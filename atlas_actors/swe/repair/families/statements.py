@@ -293,45 +293,54 @@ def handler_widen(u: Unit) -> None:
     caught = u.hints.exceptions
     if not caught or not isinstance(stmt, ast.Try):
         return
-    clauses: list[tuple[ast.ExceptHandler, list[str]]] = []
+    # each clause that names its types: (its line, the offsets of its types, their names)
+    clauses: list[tuple[int, tuple[int, int], list[str]]] = []
     for node in ast.walk(stmt):
-        if isinstance(node, ast.ExceptHandler):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
             names = _caught_names(u, node)
             if names is not None:
-                clauses.append((node, names))
+                clauses.append((node.lineno, u.src.span(node.type), names))
     start, end = _lines(u, info)
     whole = u.src.text[start:end]
 
-    def widened(chosen: list[tuple[ast.ExceptHandler, list[str]]], add: list[str]) -> str:
+    def widened(chosen: list[tuple[int, tuple[int, int], list[str]]], add: list[str]) -> str:
         text = whole
-        for handler, names in sorted(chosen, key=lambda c: -u.src.span(c[0].type)[0]):  # type: ignore[arg-type]
-            a, b = u.src.span(handler.type)  # type: ignore[arg-type]
+        for _, (a, b), names in sorted(chosen, key=lambda c: -c[1][0]):  # last first
             new = "(" + ", ".join([*names, *(e for e in add if e not in names)]) + ")"
             text = text[: a - start] + new + text[b - start :]
         return text
 
     seen: set[str] = set()
     made = 0
-    for handler, names in clauses:
+    for clause in clauses:
+        lineno, _, names = clause
         missing = [e for e in caught if e not in names]
         if not missing:
             continue
-        same = [c for c in clauses if set(c[1]) == set(names)]
-        groups = ([same] if len(same) > 1 else []) + [[(handler, names)]]
+        same = [c for c in clauses if set(c[2]) == set(names)]
+        groups = ([same] if len(same) > 1 else []) + [[clause]]
         adds = [[e] for e in missing] + ([missing] if len(missing) > 1 else [])
         for group in groups:
             for add in adds:
+                if made >= MAX_WIDENINGS:
+                    return
                 text = widened(group, add)
-                if text in seen or made >= MAX_WIDENINGS:
+                if text in seen:
                     continue
                 seen.add(text)
-                where = f"line {handler.lineno}" if len(group) == 1 else f"{len(group)} clauses"
+                where = f"line {lineno}" if len(group) == 1 else f"{len(group)} clauses"
                 what = (
                     f"except {short(', '.join(names), 24)} catches {', '.join(add)} too ({where})"
                 )
-                at = handler.lineno if len(group) == 1 else group[0][0].lineno
                 u.statements(
-                    "handler_widen", start, end, text, what, i=info.start, j=info.stop, line=at
+                    "handler_widen",
+                    start,
+                    end,
+                    text,
+                    what,
+                    i=info.start,
+                    j=info.stop,
+                    line=group[0][0],
                 )
                 made += 1
 
