@@ -362,7 +362,8 @@ def _deps(fns: list[Callable[..., Any]]) -> list[tuple[str, Any]]:
 
     Each function's names are looked up where that function is defined, so a helper of
     a family module is found there; two different objects under one name would
-    clash in a standalone script and raise ``ValueError``."""
+    clash in a standalone script and raise ``ValueError``. A compiled kernel
+    (:mod:`grids`' ``COMPILED``) is replaced by the pure function it stands for."""
     mods = _source_modules()
     index = {m.__name__: i for i, m in enumerate(mods)}
     found: dict[str, tuple[int, int, Any]] = {}
@@ -371,7 +372,7 @@ def _deps(fns: list[Callable[..., Any]]) -> list[tuple[str, Any]]:
         n, scope = todo.pop()
         if n not in scope or isinstance(scope[n], types.ModuleType):
             continue
-        obj = scope[n]
+        obj = getattr(scope[n], "__pure__", scope[n])  # a compiled kernel: its pure version
         if n in found:
             prev = found[n][2]
             if prev is not obj and n != "Grid" and repr(prev) != repr(obj):

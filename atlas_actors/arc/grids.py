@@ -8,6 +8,7 @@ standalone script."""
 
 from __future__ import annotations
 
+import contextlib
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -67,6 +68,18 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
     hit = _CACHE_CC.get(key)
     if hit is not None:
         return hit  # type: ignore[no-any-return]
+    out = _label(g, conn, by_color, bg)
+    if len(_CACHE_CC) > 2000:
+        _CACHE_CC.clear()
+        _CACHE_FEAT.clear()
+        _CACHE_BOX.clear()
+    _CACHE_CC[key] = out
+    return out
+
+
+def _label(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
+    """:func:`components` itself, uncached (the compiled kernel replaces it when built);
+    records each object's bounding box in ``_CACHE_BOX``."""
     h, w = g.shape
     flat = g.ravel().tolist()
     seen = [False] * (h * w)
@@ -103,11 +116,6 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
         ys = arr // w
         out.append((ys, arr % w))
         _CACHE_BOX[id(ys)] = (ys, (cells[0] // w, cells[-1] // w, x0, x1))
-    if len(_CACHE_CC) > 2000:
-        _CACHE_CC.clear()
-        _CACHE_FEAT.clear()
-        _CACHE_BOX.clear()
-    _CACHE_CC[key] = out
     return out
 
 
@@ -541,3 +549,64 @@ def wall_lines(g: Grid, bg: int) -> tuple[dict[int, int], dict[int, int]]:
     cols = _line_colors(np.delete(g, list(r0), axis=0).T, bg) if len(r0) < h else {}
     rows = _line_colors(np.delete(g, list(cols), axis=1), bg) if len(cols) < w else {}
     return rows, cols
+
+
+# ---------------------------------------------------------------- compiled kernels
+#
+# ``atlas_actors.arc._kernels`` (built from ``_kernels.c`` by pip when a C compiler is
+# there) computes what ``_label`` and ``enclosed`` compute, many times faster. The
+# compiled versions below replace them under the same names; each keeps the pure
+# function as ``__pure__``, which is what ``Program.to_python`` copies into a
+# standalone script. ``COMPILED`` says whether they are in use.
+
+KERNELS_VERSION = 1
+"""The ``_kernels`` interface this module expects (a stale build is not used)."""
+
+KERNELS: Any = None
+"""The compiled extension module, None when it is not built (or is a stale build)."""
+with contextlib.suppress(ImportError):  # not built: the pure versions serve
+    from atlas_actors.arc import _kernels as KERNELS  # type: ignore[attr-defined,no-redef]
+if getattr(KERNELS, "VERSION", None) != KERNELS_VERSION:
+    KERNELS = None
+
+COMPILED = KERNELS is not None
+"""Whether the compiled kernels are in use."""
+
+
+def compiled(pure: Callable[..., Any], fast: Callable[..., Any]) -> Callable[..., Any]:
+    """``fast`` carrying ``pure`` as ``__pure__`` when the kernels are built, else ``pure``."""
+    if not COMPILED:
+        return pure
+    setattr(fast, "__pure__", pure)  # noqa: B010 (a function attribute mypy cannot declare)
+    return fast
+
+
+def _label_compiled(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
+    if g.dtype.kind not in "iub" or g.ndim != 2:
+        return _label_pure(g, conn, by_color, bg)
+    h, w = g.shape
+    ybuf, xbuf, objs = KERNELS.label(
+        np.ascontiguousarray(g, dtype=np.int64), h, w, conn, by_color, bg
+    )
+    ys_all = np.frombuffer(ybuf, dtype=np.int64)
+    xs_all = np.frombuffer(xbuf, dtype=np.int64)
+    out: list[tuple[Grid, Grid]] = []
+    for a, b, top, bottom, left, right in objs:
+        ys = ys_all[a:b]
+        out.append((ys, xs_all[a:b]))
+        _CACHE_BOX[id(ys)] = (ys, (top, bottom, left, right))
+    return out
+
+
+def _enclosed_compiled(free: Grid) -> Grid:
+    if free.dtype != np.bool_ or free.ndim != 2:
+        return _enclosed_pure(free)
+    h, w = free.shape
+    out = KERNELS.enclosed(np.ascontiguousarray(free).view(np.uint8), h, w)
+    return np.frombuffer(out, dtype=np.bool_).reshape(h, w)
+
+
+_label_pure = _label
+_enclosed_pure = enclosed
+_label = compiled(_label_pure, _label_compiled)
+enclosed = compiled(_enclosed_pure, _enclosed_compiled)

@@ -11,8 +11,10 @@ from atlas_actors.arc.grids import (
     DIRS,
     GRAVITY,
     HV4,
+    KERNELS,
     SELECTORS,
     Grid,
+    compiled,
     components,
     dots_and_rest,
     rigid_transform,
@@ -62,6 +64,12 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
     another cell; objects nearest the side move first."""
     fwd, back = {"down": (0, 0), "up": (5, 5), "left": (3, 1), "right": (1, 3)}[d]
     a = rigid_transform(g, fwd).copy()
+    _fall(a, conn, bg)
+    return rigid_transform(a, back)
+
+
+def _fall(a: Grid, conn: int, bg: int) -> None:
+    """:func:`object_gravity` toward the bottom, in place on ``a``."""
     h = a.shape[0]
     objs = components(a, conn, 0, bg)
     if len(objs) > 60:
@@ -77,7 +85,19 @@ def object_gravity(g: Grid, d: str, conn: int, bg: int) -> Grid:
         below = np.vstack([first[1:], np.full((1, a.shape[1]), h)])
         step = int((below[ys, xs] - ys - 1).min())
         a[ys + step, xs] = vals
-    return rigid_transform(a, back)
+
+
+def _fall_compiled(a: Grid, conn: int, bg: int) -> None:
+    if a.dtype != np.int64 or not a.flags.c_contiguous:
+        _fall_pure(a, conn, bg)
+        return
+    h, w = a.shape
+    if KERNELS.fall(a, h, w, conn, bg, 60) > 60:
+        raise ValueError("too many objects")
+
+
+_fall_pure = _fall
+_fall = compiled(_fall_pure, _fall_compiled)
 
 
 def g_move_to_contact(ctx: Ctx) -> Iterator[Args]:

@@ -7,7 +7,17 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import DIRS, HEADINGS, HV4D, Grid, components, role_color, wall_lines
+from atlas_actors.arc.grids import (
+    DIRS,
+    HEADINGS,
+    HV4D,
+    KERNELS,
+    Grid,
+    compiled,
+    components,
+    role_color,
+    wall_lines,
+)
 from atlas_actors.arc.infer import Args, Ctx, fits, painted_cells, paints_in
 from atlas_actors.arc.registry import BG, Case, K, OneOf, W, op
 
@@ -38,6 +48,49 @@ def _as_down(m: Grid, dy: int, dx: int, back: bool) -> Grid:
     if dx == 1:
         return m.T
     return m[::-1].T if back else m.T[::-1]
+
+
+def _ray_paint(src: Grid, free: Grid, dirs: list[tuple[int, int]], stop: int) -> Grid:
+    """The ``free`` cells that rays from the ``src`` cells reach, in each direction of
+    ``dirs``; ``stop`` ends a ray at the first non-free cell (see :func:`rays`)."""
+    h, w = src.shape
+    paint = np.zeros((h, w), dtype=bool)
+    for dy, dx in dirs:
+        if dx == 0 or dy == 0:  # along rows or columns: one scan, no stepping
+            down = _rays_down(_as_down(src, dy, dx, False), _as_down(free, dy, dx, False), stop)
+            paint |= _as_down(down, dy, dx, True)
+            continue
+        front = src
+        for _ in range(max(h, w)):
+            nxt = np.zeros((h, w), dtype=bool)
+            ys, yd = (
+                (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (slice(-dy, h), slice(0, h + dy))
+            )
+            xs, xd = (
+                (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (slice(-dx, w), slice(0, w + dx))
+            )
+            nxt[yd, xd] = front[ys, xs]
+            front = nxt & free if stop else nxt
+            if not front.any():
+                break
+            paint |= front & free
+    return paint
+
+
+def _ray_paint_compiled(src: Grid, free: Grid, dirs: list[tuple[int, int]], stop: int) -> Grid:
+    h, w = src.shape
+    out = KERNELS.ray_paint(
+        np.ascontiguousarray(src).view(np.uint8),
+        np.ascontiguousarray(free).view(np.uint8),
+        h,
+        w,
+        dirs,
+        stop,
+    )
+    return np.frombuffer(out, dtype=np.bool_).reshape(h, w)
+
+
+_ray_paint = compiled(_ray_paint, _ray_paint_compiled)
 
 
 RAY_DIRS = tuple(DIRS)
@@ -75,31 +128,11 @@ def rays(g: Grid, c: int, dirs: str, stop: int, bg: int) -> Grid:
     ``stop`` 1 ends a ray at the first non-background cell, 0 passes over (without
     painting) non-background cells.
     """
-    h, w = g.shape
     free = g == bg
     src = g == c
     if src.sum() > 40:
         raise ValueError("too many sources")
-    paint = np.zeros((h, w), dtype=bool)
-    for dy, dx in DIRS[dirs]:
-        if dx == 0 or dy == 0:  # along rows or columns: one scan, no stepping
-            down = _rays_down(_as_down(src, dy, dx, False), _as_down(free, dy, dx, False), stop)
-            paint |= _as_down(down, dy, dx, True)
-            continue
-        front = src
-        for _ in range(max(h, w)):
-            nxt = np.zeros((h, w), dtype=bool)
-            ys, yd = (
-                (slice(0, h - dy), slice(dy, h)) if dy >= 0 else (slice(-dy, h), slice(0, h + dy))
-            )
-            xs, xd = (
-                (slice(0, w - dx), slice(dx, w)) if dx >= 0 else (slice(-dx, w), slice(0, w + dx))
-            )
-            nxt[yd, xd] = front[ys, xs]
-            front = nxt & free if stop else nxt
-            if not front.any():
-                break
-            paint |= front & free
+    paint = _ray_paint(src, free, DIRS[dirs], stop)
     return np.where(paint, c, g)
 
 
