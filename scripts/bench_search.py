@@ -19,7 +19,7 @@ caches do not carry over.
     .venv/bin/python scripts/bench_search.py --against /tmp/old --runs 3
     .venv/bin/python scripts/bench_search.py --budget 60000 --step 40   # long searches: memory
     .venv/bin/python scripts/bench_search.py --profile          # where the time goes (cProfile)
-    .venv/bin/python scripts/bench_search.py --top-ops 10       # and which ops take it
+    .venv/bin/python scripts/bench_search.py --top-ops 10       # the split: ops, inference, rest
 
 Tables and ``--json FILE`` come from ``benchkit`` like every bench script's.
 """
@@ -46,15 +46,24 @@ from atlas_actors.arc.environment import dataset_task_ids, load_arc_task
 from atlas_actors.types import Task
 
 step, budget, depth, by_op = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], {}
-if sys.argv[4:] == ["by-op"]:  # time each op application (slows the run a little)
+if sys.argv[4:] == ["by-op"]:  # CPU time of each op application (slows the run a little)
     plain = S.TaskSolver._apply
     def timed(self, node, op, args):
-        t0 = time.perf_counter()
+        t0 = time.thread_time()
         try:
             return plain(self, node, op, args)
         finally:
-            by_op[op] = by_op.get(op, 0.0) + time.perf_counter() - t0
+            by_op[op] = by_op.get(op, 0.0) + time.thread_time() - t0
     S.TaskSolver._apply = timed
+    # and the parameter inference: each op's generator, run to the end as expand does
+    for spec in S.GENERATED:
+        def timed_gen(ctx, plain_gen=spec.generator, key="(inference) " + spec.name):
+            t0 = time.thread_time()
+            try:
+                return list(plain_gen(ctx))
+            finally:
+                by_op[key] = by_op.get(key, 0.0) + time.thread_time() - t0
+        object.__setattr__(spec, "generator", timed_gen)
 tasks = []
 for tid in dataset_task_ids("arc", "train")[::step]:
     task = Task(id=tid, domain="arc", context={"arc_task_id": tid, "split": "train"})
@@ -190,7 +199,20 @@ def main() -> int:
     for name, s in builds_summary.items():
         print(f"{name}: {s['root']}; states by depth {s['depths']}")
         if args.top_ops and s["op_seconds"]:
+            by_gen = {
+                op[len("(inference) ") :]: s["op_seconds"].pop(op)
+                for op in list(s["op_seconds"])
+                if op.startswith("(inference) ")
+            }
+            inference = sum(by_gen.values())
             spent = sum(s["op_seconds"].values())
+            total = sum(r["seconds"] for r in rows[name])
+            print(
+                f"{name}: of {total:.1f} s (all runs, timers on), op applications "
+                f"{spent / total:.0%}, parameter inference {inference / total:.0%}, "
+                f"the rest (queue, scoring, finishers, timers) "
+                f"{(total - spent - inference) / total:.0%}"
+            )
             print_table(
                 ["op", "share of op time"],
                 [
@@ -199,6 +221,15 @@ def main() -> int:
                 ],
                 title=f"op time by op ({name}, all runs, {spent:.1f} s in op applications)",
             )
+            if by_gen:
+                print_table(
+                    ["op", "share of inference time"],
+                    [
+                        [op, f"{t / inference:.1%}"]
+                        for op, t in sorted(by_gen.items(), key=lambda kv: -kv[1])[: args.top_ops]
+                    ],
+                    title=f"parameter inference by op ({name}, {inference:.1f} s)",
+                )
     if "against" in summary:
         a, b = summary["this"], summary["against"]
         summary["speedup"] = a["applications_per_s"] / b["applications_per_s"]
