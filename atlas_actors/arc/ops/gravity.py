@@ -485,10 +485,8 @@ def sort_stack(g: Grid, d: str, align: str, bg: int) -> Grid:
     objs = components(g, 8, 1, bg)
     if not 2 <= len(objs) <= 30:
         raise ValueError("needs 2 to 30 objects")
-    # NOTE: this sorts the list components() memoised for g, so later callers on the
-    # same grid see the objects biggest first; kept as it is, since the search's
-    # results depend on it (sorting a copy is a behaviour change to measure on its own)
-    objs.sort(key=lambda o: -int(o[0].size))
+    # a sorted copy: the list components() returns is memoised for later callers
+    objs = sorted(objs, key=lambda o: -int(o[0].size))
     t = g
     if d in ("left", "right"):
         t = g.T

@@ -4,6 +4,7 @@ arguments; and the search order is the recorded one."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from typing import Any
@@ -39,8 +40,7 @@ RANDOM = _random_grids()
 
 @pytest.fixture(autouse=True)
 def _fresh_caches() -> None:
-    # every case starts from empty memos, as its standalone script does: sort_stack
-    # sorts the object list grids.components memoised (see the note in sort_stack)
+    # every case starts from empty memos, as its standalone script does
     clear_caches()
 
 
@@ -145,3 +145,24 @@ def test_family_modules_hold_every_op() -> None:
     assert {spec.family for spec in OPS.values()} == {
         m.__name__.rpartition(".")[2] for m in FAMILIES
     }
+
+
+def test_no_op_changes_the_object_lists_components_memoises() -> None:
+    # components() hands every caller the same memoised list and arrays: an op that
+    # reorders or edits them (sort_stack once sorted the list) makes later results
+    # depend on what ran before. Run every case and random grid, then check each
+    # memoised list is still in reading order with its cells in reading order.
+    from atlas_actors.arc import grids
+
+    clear_caches()
+    for name, _, case in CASES:
+        for g in [G(case.grid), *RANDOM]:
+            with contextlib.suppress(Exception):
+                compile_program(case.program_for(name))(g)
+        for objs in grids._CACHE_CC.values():
+            firsts = [(int(ys[0]), int(xs[0])) for ys, xs in objs]
+            assert firsts == sorted(firsts), name
+            for ys, xs in objs:
+                cells = list(zip(ys.tolist(), xs.tolist(), strict=True))
+                assert cells == sorted(cells), name
+        clear_caches()
