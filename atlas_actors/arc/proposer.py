@@ -176,7 +176,7 @@ class DSLProposer:
             # op-output caches are the bulk of an entry's memory and pay off only while
             # a task is searched: keep them for the tasks used last
             for old in list(self._entries.values())[:-CACHED_TASKS]:
-                old.solver.cache.entries.clear()
+                old.solver.cache.clear()
         return e
 
     def applications(self, task_id: str) -> int:

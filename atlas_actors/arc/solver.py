@@ -42,6 +42,11 @@ HELD_OUT_SIMILARITY = 0.9
 :meth:`TaskSolver.held_out`)."""
 
 
+MAX_STATES = 300_000
+"""States a :class:`TaskSolver` keeps at most (about 1.6 KB each when packed, so some
+500 MB), which bounds its memory however long it searches; at 10,000 op applications a
+second a 60 s search makes about 330,000."""
+
 DEEPEN_AFTER = 20_000
 """Op applications after which the depth limit of :class:`TaskSolver` first rises past
 its ``max_depth`` (then after 4x as many again for each further level)."""
@@ -80,23 +85,100 @@ NEVER = Stop()
 """No clock: a step bounded by its budget alone."""
 
 
-@dataclass
 class Node:
-    expr: Expr
-    outs: list[Grid]
-    score: float
-    depth: int
-    exact: bool = False
-    base: float = 0.0
-    """Search priority before the diversity penalty."""
-    tainted: bool = False
-    """Some op on the way changed no train state but a test state: the train pairs do
-    not support what the program does to the test inputs, so it is never a solution
-    (it may still lead the search to one)."""
-    grid_keys: list[int] | None = None
-    """:func:`_grid_key` of each of ``outs`` (set when first needed)."""
-    n_exact: int | None = None
-    """Train pairs ``outs`` gets exactly right (set when known)."""
+    """A state of the search: a program (``expr``) and its grids for the train then
+    test inputs (``outs``).
+
+    Most states are never expanded (the frontier holds them in case they are), so the
+    solver *packs* a queued state: its grids are kept as one byte per cell
+    (:func:`_grid_raw`, the bytes its grid keys hash) instead of numpy arrays of eight,
+    and ``outs`` rebuilds the same arrays (same values, shapes and dtypes) when read."""
+
+    __slots__ = (
+        "_dtypes",
+        "_outs",
+        "_raws",
+        "base",
+        "depth",
+        "exact",
+        "expr",
+        "grid_keys",
+        "n_exact",
+        "score",
+        "tainted",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        expr: Expr,
+        outs: list[Grid],
+        score: float,
+        depth: int,
+        exact: bool = False,
+        base: float = 0.0,
+        tainted: bool = False,
+        grid_keys: list[int] | None = None,
+        n_exact: int | None = None,
+        raws: list[bytes] | None = None,
+    ) -> None:
+        self.expr = expr
+        self._outs: list[Grid] | None = outs
+        self._raws = raws
+        """:func:`_grid_raw` of each grid (set when known or packed)."""
+        self._dtypes: list[Any] | None = None
+        """The grids' dtypes when packed, None when all are int64."""
+        self.score = score
+        self.depth = depth
+        self.exact = exact
+        self.base = base
+        """Search priority before the diversity penalty."""
+        self.tainted = tainted
+        """Some op on the way changed no train state but a test state: the train pairs
+        do not support what the program does to the test inputs, so it is never a
+        solution (it may still lead the search to one)."""
+        self.grid_keys = grid_keys
+        """:func:`_grid_key` of each of ``outs`` (set when first needed)."""
+        self.n_exact = n_exact
+        """Train pairs ``outs`` gets exactly right (set when known)."""
+
+    def __repr__(self) -> str:
+        return f"Node({self.expr!r}, score={self.score:.3f}, depth={self.depth})"
+
+    @property
+    def outs(self) -> list[Grid]:
+        if self._outs is not None:
+            return self._outs
+        assert self._raws is not None
+        dtypes = self._dtypes or [_INT64] * len(self._raws)
+        return [_from_raw(r, d) for r, d in zip(self._raws, dtypes, strict=True)]
+
+    @property
+    def packed(self) -> bool:
+        return self._outs is None
+
+    def pack(self) -> None:
+        """Keep the grids as bytes only (``outs`` rebuilds them)."""
+        outs = self._outs
+        if outs is None:
+            return
+        if self._raws is None:
+            self._raws = [_grid_raw(g) for g in outs]
+        if any(g.dtype != _INT64 for g in outs):
+            self._dtypes = [g.dtype for g in outs]
+        self._outs = None
+
+    def unpack(self) -> None:
+        """Hold the grids as arrays again (a state about to be expanded)."""
+        if self._outs is None:
+            self._outs = self.outs
+
+
+_INT64 = np.dtype(np.int64)
+
+
+def _from_raw(raw: bytes, dtype: Any) -> Grid:
+    """The grid :func:`_grid_raw` gave ``raw`` for, as a fresh array of ``dtype``."""
+    return np.frombuffer(raw, dtype=np.int8, offset=2).reshape(raw[0], raw[1]).astype(dtype)
 
 
 def pair_score(outs: list[Grid], targets: list[Grid]) -> tuple[float, int]:
@@ -128,8 +210,13 @@ def _valid(g: Any) -> bool:
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
+def _grid_raw(g: Grid) -> bytes:
+    """A valid grid as bytes: its height and width, then one byte per cell."""
+    return bytes(g.shape) + g.astype(np.int8).tobytes()
+
+
 def _grid_key(g: Grid) -> int:
-    return hash(bytes(g.shape) + g.astype(np.int8).tobytes())
+    return hash(_grid_raw(g))
 
 
 def _keys_key(grid_keys: list[int]) -> int:
@@ -145,23 +232,34 @@ APPLY_CACHE_SIZE = 200_000
 """Entries (one op with its arguments on one grid) an :class:`ApplyCache` holds before
 it starts over."""
 
+APPLY_CACHE_BYTES = 384 * 2**20
+"""Bytes of cached output grids an :class:`ApplyCache` holds before it starts over (big
+grids reach this before :data:`APPLY_CACHE_SIZE`)."""
+
+Cached = tuple[Grid, int, bytes]
+"""An op's output: the grid, its :func:`_grid_key` and its :func:`_grid_raw`."""
+
 
 class ApplyCache:
     """Op outputs by (op, arguments, input grid), shared by a task's solver and its
     held-out views: a view enumerates the same grids as the full task (one train input
     becomes a test input), so most of what it applies the full search, or another view,
-    has applied already. A failure is kept too, as ``None``. ``size`` 0 turns it off."""
+    has applied already. A failure is kept too, as ``None``. ``size`` 0 turns it off.
+    It starts over when it holds ``size`` entries or ``max_bytes`` of grids; what it
+    holds changes the CPU time only, never what a search finds."""
 
-    def __init__(self, size: int = APPLY_CACHE_SIZE) -> None:
+    def __init__(self, size: int = APPLY_CACHE_SIZE, max_bytes: int = APPLY_CACHE_BYTES) -> None:
         self.size = size
-        self.entries: dict[tuple[int, int], tuple[Grid, int] | None] = {}
-        """(output, its :func:`_grid_key`), or None for a failure."""
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        """Bytes of the grids held (arrays and their raw forms)."""
+        self.entries: dict[tuple[int, int], Cached | None] = {}
+        """The output, or None for a failure."""
         self.hits = 0
         self.lookups = 0
 
-    def get(self, key: tuple[int, int]) -> tuple[Grid, int] | Literal[False] | None:
-        """The cached output with its key, ``None`` for a cached failure, ``False``
-        when unknown."""
+    def get(self, key: tuple[int, int]) -> Cached | Literal[False] | None:
+        """The cached output, ``None`` for a cached failure, ``False`` when unknown."""
         self.lookups += 1
         try:
             got = self.entries[key]
@@ -170,12 +268,18 @@ class ApplyCache:
         self.hits += 1
         return got
 
-    def put(self, key: tuple[int, int], out: tuple[Grid, int] | None) -> None:
+    def clear(self) -> None:
+        self.entries.clear()
+        self.bytes = 0
+
+    def put(self, key: tuple[int, int], out: Cached | None) -> None:
         if self.size <= 0:  # off
             return
-        if len(self.entries) >= self.size:
-            self.entries.clear()
+        if len(self.entries) >= self.size or self.bytes >= self.max_bytes:
+            self.clear()
         self.entries[key] = out
+        if out is not None:
+            self.bytes += out[0].nbytes + len(out[2]) + 200  # with the objects' headers
 
 
 @dataclass
@@ -221,6 +325,11 @@ class TaskSolver:
     check_views: bool = False
     """Whether :meth:`solutions` ranks programs whose test answer breaks a view they
     keep on every train input (:meth:`view_breaks`) after those that keep theirs."""
+    max_states: int = MAX_STATES
+    """States kept at most: past it, the open states with the worst priorities are
+    dropped (see :meth:`_prune`)."""
+    pruned: int = 0
+    """States dropped so far to stay under ``max_states``."""
     _composed: tuple[int, int] = (0, 0)
     _counter: int = 0
 
@@ -272,6 +381,37 @@ class TaskSolver:
             got = self._by_shapes[("term", shapes)] = 0.2 * shape / len(self.targets)
         return float(got)
 
+    def _prune(self) -> None:
+        """Drop open states (the worst priorities first, then the latest parked) until
+        at most half of ``max_states`` are kept, so a long search's memory stays
+        bounded. Their keys stay seen: they are not found again. Expanded states,
+        exact programs and the composition's bases and pieces are kept."""
+        excess = len(self.nodes) - self.max_states // 2
+        if excess <= 0:
+            return
+        keep = {id(n) for n in self.exact}
+        keep.update(id(n) for n in self.pieces.values())
+        keep.update(id(n) for n in self.bases.values())
+        order = sorted(self.frontier, reverse=True)  # the worst priority first
+        drop: set[int] = set()
+        for entry in order:
+            if len(drop) >= excess:
+                break
+            if id(entry[2]) not in keep:
+                drop.add(id(entry[2]))
+        for node in reversed(self.parked):
+            if len(drop) >= excess:
+                break
+            if id(node) not in keep:
+                drop.add(id(node))
+        self.frontier = [e for e in self.frontier if id(e[2]) not in drop]
+        heapq.heapify(self.frontier)
+        self.parked = [n for n in self.parked if id(n) not in drop]
+        self.nodes = [n for n in self.nodes if id(n) not in drop]
+        for k in [k for k, v in self.memo.items() if isinstance(v, Node) and id(v) in drop]:
+            del self.memo[k]
+        self.pruned += len(drop)
+
     def _deepen(self) -> None:
         """Raise the depth limit by one when it is due (by applications spent, or no
         open state is left under it) and some state waits at it."""
@@ -321,6 +461,8 @@ class TaskSolver:
         if hit is not None:
             if hit is False:
                 raise ValueError("failed before")
+            if isinstance(hit, Node):  # a state of the enumeration
+                return hit.outs
             return hit  # type: ignore[no-any-return]
         if len(self.memo) > 5000:
             self.memo.clear()
@@ -359,6 +501,7 @@ class TaskSolver:
             node.grid_keys = [_grid_key(g) for g in node.outs]
         outs: list[Grid] = []
         keys: list[int] = []
+        raws: list[bytes] = []
         cache = self.cache
         for g, gk in zip(node.outs, node.grid_keys, strict=True):
             got = cache.get((step, gk))
@@ -367,6 +510,7 @@ class TaskSolver:
                     return None  # failed on this grid before
                 outs.append(got[0])
                 keys.append(got[1])
+                raws.append(got[2])
                 continue
             try:
                 fn, call, roles = _prepared(op, hargs, args)
@@ -380,10 +524,12 @@ class TaskSolver:
             except Exception:
                 cache.put((step, gk), None)
                 return None
-            ok = _grid_key(out)
-            cache.put((step, gk), (out, ok))
+            raw = _grid_raw(out)
+            ok = hash(raw)
+            cache.put((step, gk), (out, ok, raw))
             outs.append(out)
             keys.append(ok)
+            raws.append(raw)
         k = _keys_key(keys)
         if k in self.seen:
             return None
@@ -393,10 +539,10 @@ class TaskSolver:
             keys[:n] == node.grid_keys[:n] and _train_noop(node.outs, outs, n)
         )
         expr = (op, node.expr, *hargs)
-        self.memo[expr] = outs
         score, exact = pair_score(outs, self.targets)
-        child = Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys)
+        child = Node(expr, outs, score, node.depth + 1, tainted=tainted, grid_keys=keys, raws=raws)
         child.n_exact = exact
+        self.memo[expr] = child
         return child
 
     def _check(self, node: Node, look: bool = True) -> None:
@@ -614,9 +760,14 @@ class TaskSolver:
                 node = self._pop()
                 if node is None:
                     break
+                node.unpack()
                 for child in self.expand(node, 100000, stop):
                     self.nodes.append(child)
                     self._push(child)
+                    child.pack()  # most states are never expanded: keep their cells as bytes
+                node.pack()
+                if len(self.nodes) > self.max_states:
+                    self._prune()
             if not self.exact and self.composes and not stop.passed():
                 self.compose()
 

@@ -52,11 +52,12 @@ def test_a_failure_is_cached_and_the_cache_starts_over_when_full() -> None:
     c.put((1, 1), None)
     assert c.get((1, 1)) is None  # a cached failure
     g = np.zeros((2, 2), dtype=np.int64)
-    c.put((1, 2), (g, 7))
-    assert c.get((1, 2)) == (g, 7)
+    out = (g, 7, b"\x02\x02" + bytes(4))
+    c.put((1, 2), out)
+    assert c.get((1, 2)) == out
     assert c.hits == 2
-    c.put((1, 3), (g, 7))  # full: starts over with this one
-    assert c.get((1, 1)) is False and c.get((1, 3)) == (g, 7)
+    c.put((1, 3), out)  # full: starts over with this one
+    assert c.get((1, 1)) is False and c.get((1, 3)) == out
     assert len(c.entries) == 1
 
 

@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from atlas_actors.arc.solver import TaskSolver, _similar, _valid
+from atlas_actors.arc.solver import ApplyCache, TaskSolver, _similar, _valid
 from tests.helpers.arc import G
 
 
@@ -154,3 +154,41 @@ def test_an_answer_that_breaks_a_view_kept_on_train_ranks_after_one_that_keeps_i
     assert s.solutions()[0] is erase  # simplest first
     s.check_views = True
     assert s.solutions()[0] is longer
+
+
+def test_queued_states_are_packed_and_give_back_the_same_grids() -> None:
+    s = _small_solver()
+    s.search(1500, 1e9)
+    packed = [n for n in s.nodes if n.packed]
+    assert len(packed) > len(s.nodes) // 2  # the open states keep bytes, not arrays
+    for node in packed[:300]:
+        again = s.run_expr(node.expr)  # computed afresh from the program
+        assert again is not None
+        assert [(o.dtype, o.shape, o.tolist()) for o in node.outs] == [
+            (a.dtype, a.shape, a.tolist()) for a in again
+        ]
+    node = packed[0]
+    node.outs[0][0, 0] = 7  # each read is a fresh array: the state is not changed
+    assert node.outs[0].tolist() == s.run_expr(node.expr)[0].tolist()  # type: ignore[index]
+
+
+def test_a_long_search_keeps_at_most_max_states_and_still_finds_the_program() -> None:
+    # the small task's answer (rays down from the bottom row) needs a few ops; with a
+    # low cap the search prunes its worst open states several times and still gets there
+    free = _small_solver()
+    free.search(20000, 1e9)
+    capped = _small_solver(max_states=600)
+    capped.search(20000, 1e9)
+    assert capped.pruned > 0 and len(capped.nodes) <= 600 + 200  # one expansion past the cap
+    assert len(free.nodes) > 600 and free.pruned == 0
+    assert capped.frontier and all(e[2] in capped.nodes for e in capped.frontier[:50])
+    assert free.exact and capped.solutions()[0].expr == free.solutions()[0].expr
+
+
+def test_the_apply_cache_starts_over_at_its_byte_bound() -> None:
+    s = _small_solver(cache=ApplyCache(max_bytes=20_000))
+    s.search(1500, 1e9)
+    assert 0 < s.cache.bytes < 20_000 + 2_000
+    same = _small_solver()
+    same.search(1500, 1e9)
+    assert [str(n.expr) for n in s.nodes] == [str(n.expr) for n in same.nodes]
