@@ -62,6 +62,22 @@ static int32_t label_cells(const int64_t *g, Py_ssize_t h, Py_ssize_t w, int con
     return count;
 }
 
+/* Group the labelled cells by object: offs[k]..offs[k+1] (offs zeroed, count + 1
+ * long) index object k's cells in cells (n long), each group in reading order
+ * (a counting sort).  Returns the number of labelled cells. */
+static Py_ssize_t group_cells(const int32_t *lab, Py_ssize_t n, int32_t count, Py_ssize_t *offs,
+                              int32_t *cells) {
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lab[i] >= 0) offs[lab[i] + 1]++;
+    for (int32_t k = 0; k < count; k++) offs[k + 1] += offs[k];
+    Py_ssize_t *at = offs; /* filled in place, then shifted back */
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (lab[i] >= 0) cells[at[lab[i]]++] = (int32_t)i;
+    for (int32_t k = count; k > 0; k--) offs[k] = offs[k - 1];
+    offs[0] = 0;
+    return offs[count];
+}
+
 /* label(cells: int64 buffer, h, w, conn, by_color, bg)
  *   -> (ys: bytearray of int64, xs: bytearray of int64,
  *       objects: list of (start, end, top, bottom, left, right))
@@ -93,61 +109,38 @@ static PyObject *label(PyObject *self, PyObject *args) {
     int32_t count = label_cells(g, h, w, conn, by_color, bg, lab, stack);
     PyBuffer_Release(&view);
 
-    /* cells grouped by object, each group in reading order: a counting sort */
-    Py_ssize_t cells = 0;
+    /* stack is reused for the cells grouped by object */
     Py_ssize_t *offs = calloc((size_t)count + 1, sizeof(Py_ssize_t));
-    int64_t *box = malloc(sizeof(int64_t) * 4 * (count ? count : 1));
-    if (!offs || !box) {
+    if (!offs) {
         free(lab);
         free(stack);
-        free(offs);
-        free(box);
         return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lab[i] >= 0) {
-            offs[lab[i] + 1]++;
-            cells++;
-        }
-    for (int32_t k = 0; k < count; k++) offs[k + 1] += offs[k];
+    Py_ssize_t cells = group_cells(lab, n, count, offs, stack);
     PyObject *ys = PyByteArray_FromStringAndSize(NULL, cells * 8);
     PyObject *xs = PyByteArray_FromStringAndSize(NULL, cells * 8);
     PyObject *objs = PyList_New(count);
     if (!ys || !xs || !objs) goto fail;
     int64_t *yb = (int64_t *)PyByteArray_AS_STRING(ys), *xb = (int64_t *)PyByteArray_AS_STRING(xs);
     for (int32_t k = 0; k < count; k++) {
-        box[4 * k] = -1; /* top unset */
-    }
-    /* stack is reused as each object's fill position */
-    for (int32_t k = 0; k < count; k++) stack[k] = (int32_t)offs[k];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        int32_t k = lab[i];
-        if (k < 0) continue;
-        int64_t y = i / w, x = i % w;
-        int32_t at = stack[k]++;
-        yb[at] = y;
-        xb[at] = x;
-        int64_t *b = box + 4 * k;
-        if (b[0] < 0) {
-            b[0] = y;
-            b[2] = x;
-            b[3] = x;
+        int64_t left = w, right = -1;
+        for (Py_ssize_t c = offs[k]; c < offs[k + 1]; c++) {
+            int64_t x = stack[c] % w;
+            yb[c] = stack[c] / w;
+            xb[c] = x;
+            if (x < left) left = x;
+            if (x > right) right = x;
         }
-        b[1] = y;
-        if (x < b[2]) b[2] = x;
-        if (x > b[3]) b[3] = x;
-    }
-    for (int32_t k = 0; k < count; k++) {
-        int64_t *b = box + 4 * k;
-        PyObject *t = Py_BuildValue("(nnLLLL)", offs[k], offs[k + 1], (long long)b[0],
-                                    (long long)b[1], (long long)b[2], (long long)b[3]);
+        /* top and bottom: the rows of the first and last cells */
+        PyObject *t = Py_BuildValue("(nnLLLL)", offs[k], offs[k + 1], (long long)yb[offs[k]],
+                                    (long long)yb[offs[k + 1] - 1], (long long)left,
+                                    (long long)right);
         if (!t) goto fail;
         PyList_SET_ITEM(objs, k, t);
     }
     free(lab);
     free(stack);
     free(offs);
-    free(box);
     return Py_BuildValue("(NNN)", ys, xs, objs);
 fail:
     Py_XDECREF(ys);
@@ -156,7 +149,6 @@ fail:
     free(lab);
     free(stack);
     free(offs);
-    free(box);
     return NULL;
 }
 
@@ -327,15 +319,8 @@ static PyObject *fall(PyObject *self, PyObject *args) {
         count = -1;
         goto done;
     }
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lab[i] >= 0) offs[lab[i] + 1]++;
-    for (int32_t k = 0; k < count; k++) offs[k + 1] += offs[k];
-    for (int32_t k = 0; k < count; k++) stack[k] = (int32_t)offs[k];
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (lab[i] >= 0) {
-            cells[stack[lab[i]]++] = (int32_t)i;
-            bottom[lab[i]] = (int32_t)(i / w); /* the last cell is the lowest */
-        }
+    group_cells(lab, n, count, offs, cells);
+    for (int32_t k = 0; k < count; k++) bottom[k] = (int32_t)(cells[offs[k + 1] - 1] / w);
     /* the lowest objects first, ties in label order: a stable insertion sort */
     for (int32_t k = 0; k < count; k++) {
         int32_t j = k;
