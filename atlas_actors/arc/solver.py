@@ -715,7 +715,18 @@ class TaskSolver:
 
     def expand(self, node: Node, budget: int, stop: Stop = NEVER) -> list[Node]:
         """Children of ``node`` (every op with inferred parameters), at most ``budget``
-        op applications, ending early when ``stop`` has passed."""
+        op applications, ending early when ``stop`` has passed. A packed ``node`` is
+        unpacked while it is expanded (every application reads its grids) and packed
+        again after."""
+        packed = node.packed
+        node.unpack()
+        try:
+            return self._expand(node, budget, stop)
+        finally:
+            if packed:
+                node.pack()
+
+    def _expand(self, node: Node, budget: int, stop: Stop) -> list[Node]:
         ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
         children: list[Node] = []
         used = 0
@@ -760,12 +771,10 @@ class TaskSolver:
                 node = self._pop()
                 if node is None:
                     break
-                node.unpack()
                 for child in self.expand(node, 100000, stop):
                     self.nodes.append(child)
                     self._push(child)
                     child.pack()  # most states are never expanded: keep their cells as bytes
-                node.pack()
                 if len(self.nodes) > self.max_states:
                     self._prune()
             if not self.exact and self.composes and not stop.passed():
