@@ -1101,6 +1101,7 @@ _SELECTING = ("crop_object", "keep_extreme", "remove_extreme", "move_to_contact"
 
 _HEAVY = {
     "local_rule": 3.0,
+    "cell_tree": 3.0,
     "stamp": 1.0,
     "recolor_by": 1.0,
     "filter_objects": 1.0,

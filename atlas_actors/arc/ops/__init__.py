@@ -24,6 +24,7 @@ counting    outputs summarising counts or colour rankings
 periodic    periodic patterns (repair, extend, lattices, stripes)
 rings       nested rings, layers and spirals
 stamps      patterns painted around cells (local rules, stamps, motifs)
+learned     per-cell decision trees learned from the train pairs
 marks       marks relative to objects (corners, contacts, crossings)
 templates   completing or copying templates
 copies      repeating or repairing copies of a shape
@@ -53,6 +54,7 @@ from atlas_actors.arc.ops import (
     fill,
     geometry,
     gravity,
+    learned,
     lines,
     marks,
     mirrors,
@@ -140,6 +142,7 @@ FAMILIES: tuple[types.ModuleType, ...] = (
     periodic,
     rings,
     stamps,
+    learned,
     marks,
     templates,
     copies,

@@ -1,0 +1,344 @@
+"""Per-cell rules learned from the train pairs: a small decision tree over features of
+each cell (its colour, its neighbours, its row and column, the objects and rays it is
+part of) that gives the cell's output colour, either a fixed colour or the colour of
+one of its features (keep the cell, take the colour above it, take the mirror cell's).
+
+The other learned rules (``local_rule``, ``cells_map``, ``stamp``) are tables keyed by
+one neighbourhood; a tree picks, from every feature, the few the train pairs need, so
+one op covers rules that would need a table per neighbourhood kind. A tree is proposed
+only when it generalises across the train pairs: one learned without a pair must give
+that pair's output exactly, for every pair (a tree of two leaves, one test and two
+outcomes, needs no such check)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from atlas_actors.arc.grids import Grid, components
+from atlas_actors.arc.infer import Args, Ctx
+from atlas_actors.arc.registry import Case, K, W, op
+
+CELL_FEATURES = (
+    "colour",
+    "up",
+    "down",
+    "left",
+    "right",
+    "up_left",
+    "up_right",
+    "down_left",
+    "down_right",
+    "row",
+    "col",
+    "row_from_bottom",
+    "col_from_right",
+    "row_mod2",
+    "col_mod2",
+    "row_mod3",
+    "col_mod3",
+    "region_size",
+    "region_at_border",
+    "fg_neighbours4",
+    "fg_neighbours8",
+    "ray_up",
+    "ray_down",
+    "ray_left",
+    "ray_right",
+    "ray_up_dist",
+    "ray_down_dist",
+    "ray_left_dist",
+    "ray_right_dist",
+    "fg_in_row",
+    "fg_in_col",
+    "enclosed",
+    "colour_rank",
+    "mirror_rows",
+    "mirror_cols",
+    "mirror_both",
+    "mirror_diag",
+    "object_size",
+    "object_colours",
+    "object_height",
+    "object_width",
+    "object_y",
+    "object_x",
+    "object_rank_largest",
+    "object_rank_smallest",
+)
+"""What :func:`cell_features` computes for each cell, column by column. Colours of cells
+off the grid or absent are -1. ``up`` .. ``down_right``: the neighbours' colours;
+``region_*``: the 4-connected region of the cell's colour (size up to 30, whether it
+touches the border); ``fg_neighbours*``: neighbours that are not background;
+``ray_*``: the first non-background colour seen looking that way, and how many steps
+away (0 when none); ``fg_in_row``/``fg_in_col``: other non-background cells in the
+cell's row and column; ``enclosed``: background that cannot reach the border;
+``colour_rank``: 0 for the grid's commonest colour, 1 the next, ...; ``mirror_*``: the
+colour of the cell mirrored top-bottom, left-right, both, and across the main diagonal
+(square grids); ``object_*``: the 8-connected object of non-background cells (of any
+colour) the cell is in: its size (up to 30), colours, box height and width, the cell's
+place in the box, its size's rank from the largest and from the smallest (0 and -1 on
+background)."""
+
+COLOUR_FEATURES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 22, 23, 24, 33, 34, 35, 36)
+"""The features whose values are colours: a leaf may copy one of them."""
+
+EQUALS, AT_MOST, LEAF_COLOUR, LEAF_COPY = 0, 1, 2, 3
+"""Node codes of a tree (:func:`tree_predict`), which is a flat list of ints in
+preorder. A test ``[0, f, v]`` (feature ``f == v``) or ``[1, f, v]`` (``f <= v``) is
+followed by the subtree for the cells that pass it, then the subtree for the rest;
+a leaf ``[2, c]`` gives colour ``c``, ``[3, f]`` the colour of feature ``f``."""
+
+MAX_TREE_DEPTH = 6
+"""Tests on the way from the root to a leaf."""
+
+
+def _rays(g: Grid, bg: int, k: int) -> tuple[Grid, Grid]:
+    """The first non-background colour looking left in ``g`` turned by ``k`` quarter
+    turns, and its distance, turned back (-1 and 0 where none)."""
+    a = np.rot90(g, k)
+    hh, ww = a.shape
+    idx = np.where(a != bg, np.arange(ww)[None, :], -1)
+    last = np.maximum.accumulate(idx, axis=1)
+    prev = np.full((hh, ww), -1)
+    prev[:, 1:] = last[:, :-1]
+    seen = np.where(prev >= 0, a[np.arange(hh)[:, None], np.maximum(prev, 0)], -1)
+    dist = np.where(prev >= 0, np.arange(ww)[None, :] - prev, 0)
+    return np.rot90(seen, -k), np.rot90(dist, -k)
+
+
+def _labels(objs: list[tuple[Grid, Grid]], shape: tuple[int, ...]) -> Grid:
+    lab = np.zeros(shape, dtype=np.int64)
+    for i, (ys, xs) in enumerate(objs):
+        lab[ys, xs] = i + 1
+    return lab
+
+
+def _at_border(lab: Grid, n: int) -> Grid:
+    edge = np.zeros(n + 1, dtype=bool)
+    edge[np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])] = True
+    edge[0] = False
+    return edge
+
+
+def cell_features(g: Grid, bg: int) -> Grid:
+    """One row of features (:data:`CELL_FEATURES`) per cell of ``g``, in reading order."""
+    g = np.asarray(g, dtype=np.int64)
+    h, w = g.shape
+    p = np.pad(g, 1, constant_values=-1)
+    cols: list[Grid] = [g]
+    for dy, dx in ((-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)):
+        cols.append(p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w])
+    yy, xx = np.mgrid[0:h, 0:w]
+    cols += [yy, xx, h - 1 - yy, w - 1 - xx, yy % 2, xx % 2, yy % 3, xx % 3]
+    regions = components(g, 4, 1, -1)  # every cell, background too, by colour
+    lab = _labels(regions, g.shape)
+    sizes = np.array([0, *[len(ys) for ys, _ in regions]])
+    cols += [np.minimum(sizes[lab], 30), _at_border(lab, len(regions))[lab].astype(np.int64)]
+    fg = (g != bg).astype(np.int64)
+    q = np.pad(fg, 1)
+    n4 = q[:-2, 1:-1] + q[2:, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:]
+    cols += [n4, n4 + q[:-2, :-2] + q[:-2, 2:] + q[2:, :-2] + q[2:, 2:]]
+    rays = [_rays(g, bg, k) for k in (1, 3, 0, 2)]  # up, down, left, right
+    cols += [r[0] for r in rays] + [r[1] for r in rays]
+    cols += [fg.sum(1, keepdims=True) - fg, fg.sum(0, keepdims=True) - fg]
+    free = (g == bg).astype(np.int64)
+    holes = components(free, 4, 1, 0)
+    hl = _labels(holes, g.shape)
+    cols.append(((hl > 0) & ~_at_border(hl, len(holes))[hl]).astype(np.int64))
+    vals, cnt = np.unique(g, return_counts=True)
+    rank = np.zeros(10, dtype=np.int64)
+    rank[vals[np.lexsort((vals, -cnt))]] = np.arange(len(vals))
+    cols.append(rank[g])
+    cols += [g[::-1, :], g[:, ::-1], g[::-1, ::-1], g.T if h == w else np.full_like(g, -1)]
+    objs = components(g, 8, 0, bg)
+    ol = _labels(objs, g.shape)
+    n = len(objs)
+    size = np.zeros(n + 1, dtype=np.int64)
+    ncol = np.zeros(n + 1, dtype=np.int64)
+    top = np.zeros(n + 1, dtype=np.int64)
+    left = np.zeros(n + 1, dtype=np.int64)
+    bh = np.zeros(n + 1, dtype=np.int64)
+    bw = np.zeros(n + 1, dtype=np.int64)
+    for i, (ys, xs) in enumerate(objs, 1):
+        size[i] = len(ys)
+        ncol[i] = len(np.unique(g[ys, xs]))
+        top[i], left[i] = ys.min(), xs.min()
+        bh[i], bw[i] = ys.max() - top[i] + 1, xs.max() - left[i] + 1
+    distinct = np.unique(size[1:])[::-1]  # largest first
+    big = np.full(n + 1, -1, dtype=np.int64)
+    small = np.full(n + 1, -1, dtype=np.int64)
+    if n:
+        big[1:] = np.searchsorted(-distinct, -size[1:])
+        small[1:] = len(distinct) - 1 - big[1:]
+    inside = ol > 0
+    cols += [
+        np.minimum(size[ol], 30),
+        ncol[ol],
+        bh[ol],
+        bw[ol],
+        np.where(inside, yy - top[ol], 0),
+        np.where(inside, xx - left[ol], 0),
+        big[ol],
+        small[ol],
+    ]
+    return np.stack([np.asarray(c, dtype=np.int64).ravel() for c in cols], axis=1)
+
+
+def tree_predict(tree: list[int], x: Grid) -> Grid:
+    """The colour the tree (node codes: :data:`EQUALS`) gives each row of features."""
+    out = np.full(len(x), -1, dtype=np.int64)
+    todo = [(0, np.arange(len(x)))]
+    subtree_end: dict[int, int] = {}
+
+    def end(i: int) -> int:  # index just past the subtree starting at i
+        if i not in subtree_end:
+            subtree_end[i] = i + 2 if tree[i] > AT_MOST else end(end(i + 3))
+        return subtree_end[i]
+
+    while todo:
+        i, rows = todo.pop()
+        if tree[i] == LEAF_COLOUR:
+            out[rows] = tree[i + 1]
+        elif tree[i] == LEAF_COPY:
+            out[rows] = x[rows, tree[i + 1]]
+        else:
+            f, v = tree[i + 1], tree[i + 2]
+            col = x[rows, f]
+            yes = col == v if tree[i] == EQUALS else col <= v
+            todo.append((i + 3, rows[yes]))
+            todo.append((end(i + 3), rows[~yes]))
+    return out
+
+
+def _hits(x: Grid, y: Grid) -> Grid:
+    """Per cell, which leaves give its target colour: keep the cell, then the colours
+    0-9, then a copy of each other colour feature."""
+    copy = x[:, list(COLOUR_FEATURES)] == y[:, None]
+    fixed = y[:, None] == np.arange(10)[None, :]
+    return np.concatenate([copy[:, :1], fixed, copy[:, 1:]], axis=1)
+
+
+def _leaf(rule: int) -> list[int]:
+    if rule == 0:
+        return [LEAF_COPY, 0]
+    if rule <= 10:
+        return [LEAF_COLOUR, rule - 1]
+    return [LEAF_COPY, COLOUR_FEATURES[rule - 10]]
+
+
+def _spread(side: Grid, total: Grid) -> Grid:
+    """Per candidate test, the entropy (times the cell count) of the cells' outcomes
+    (unchanged, or the colour they become) on the two sides, summed."""
+    out = np.zeros(len(side))
+    for part in (side.astype(np.float64), (total - side).astype(np.float64)):
+        n = part.sum(1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out += np.where(n > 0, n * np.log(np.maximum(n, 1)), 0.0)
+            out -= np.where(part > 0, part * np.log(np.maximum(part, 1)), 0.0).sum(1)
+    return np.round(out, 9)
+
+
+def _best_split(x: Grid, hits: Grid) -> tuple[int, int, int] | None:
+    """The test that leaves the fewest cells wrong when each side takes its best leaf.
+    When no test fixes a cell, the one that best separates the cells' outcomes (so a
+    rule of two tests, each of which alone fixes nothing, is still found). Ties:
+    equality tests first, then the lower feature, then the lower value."""
+    n, nr = hits.shape
+    total = hits.sum(0)
+    outcome = np.where(hits[:, 0], 10, np.argmax(hits[:, 1:11], axis=1))
+    outcomes = np.bincount(outcome, minlength=11)
+    now = n - int(total.max())  # cells wrong with no test
+    best: tuple[int, float, int, int, int] | None = None
+    for f in range(x.shape[1]):
+        vals, inv = np.unique(x[:, f], return_inverse=True)
+        if len(vals) < 2:
+            continue
+        idx = (inv[:, None] * nr + np.arange(nr)[None, :])[hits]
+        cnt = np.bincount(idx, minlength=len(vals) * nr).reshape(len(vals), nr)
+        by_outcome = np.bincount(inv * 11 + outcome, minlength=len(vals) * 11).reshape(-1, 11)
+        tries = [(EQUALS, cnt, by_outcome)]
+        if f not in COLOUR_FEATURES:
+            tries.append((AT_MOST, np.cumsum(cnt, axis=0)[:-1], np.cumsum(by_outcome, axis=0)[:-1]))
+        for kind, side, side_out in tries:
+            err = n - side.max(1) - (total - side).max(1)
+            spread = _spread(side_out, outcomes)
+            # the spread counts only among tests that fix no cell
+            spread = np.where(err >= now, spread, 0.0)
+            j = int(np.lexsort((spread, err))[0])
+            key = (int(err[j]), float(spread[j]), kind, f, int(vals[j]))
+            if best is None or key < best:
+                best = key
+    return None if best is None else (best[2], best[3], best[4])
+
+
+def _leaves(tree: list[int]) -> int:
+    return sum(1 for code, _ in _nodes(tree) if code > AT_MOST)
+
+
+def _nodes(tree: list[int]) -> Iterator[tuple[int, int]]:
+    """(code, index) of each node, in order."""
+    i = 0
+    while i < len(tree):
+        yield tree[i], i
+        i += 3 if tree[i] <= AT_MOST else 2
+
+
+def fit_tree(x: Grid, hits: Grid, depth: int = 0) -> list[int] | None:
+    """A tree (node codes: :data:`EQUALS`) that gives every row its target, from
+    :func:`_hits`, or None when :data:`MAX_TREE_DEPTH` tests do not suffice."""
+    counts = hits.sum(0)
+    rule = int(np.argmax(counts))
+    if counts[rule] == len(hits):
+        return _leaf(rule)
+    if depth >= MAX_TREE_DEPTH:
+        return None
+    split = _best_split(x, hits)
+    if split is None:
+        return None
+    kind, f, v = split
+    yes = x[:, f] == v if kind == EQUALS else x[:, f] <= v
+    a = fit_tree(x[yes], hits[yes], depth + 1)
+    b = None if a is None else fit_tree(x[~yes], hits[~yes], depth + 1)
+    return None if a is None or b is None else [kind, f, v, *a, *b]
+
+
+def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
+    if ctx.n < 2:
+        return
+    xs = [cell_features(s, ctx.bg) for s in ctx.train]
+    ys = [t.ravel() for t in ctx.targets]
+    hits = [_hits(x, y) for x, y in zip(xs, ys, strict=True)]
+    tree = fit_tree(np.concatenate(xs), np.concatenate(hits))
+    if tree is None or len(tree) > 64:
+        return
+    if _leaves(tree) > 2:
+        for i in range(ctx.n):  # learned without pair i, it must give pair i
+            rest = [j for j in range(ctx.n) if j != i]
+            t = fit_tree(
+                np.concatenate([xs[j] for j in rest]), np.concatenate([hits[j] for j in rest])
+            )
+            if t is None or not np.array_equal(tree_predict(t, xs[i]), ys[i]):
+                return
+    for s in ctx.states[ctx.n :]:
+        out = tree_predict(tree, cell_features(s, ctx.bg))
+        if (out < 0).any():
+            return
+    yield (tree, ctx.bg)
+
+
+@op(
+    params=(K.INTS, K.COLOR),
+    generator=g_cell_tree,
+    when=W.FIRST | W.CHANGED | W.NOT_TINY,
+    # cells of colour 1 become 2, the rest are kept
+    cases=[Case(([0, 0, 1, 2, 2, 3, 0], 0), "100 011", "200 022")],
+)
+def cell_tree(g: Grid, tree: list[int], bg: int) -> Grid:
+    """Each cell coloured by a decision tree over its features (:func:`cell_features`);
+    the tree is learned from the train pairs."""
+    out = tree_predict(list(tree), cell_features(g, bg))
+    if (out < 0).any() or (out > 9).any():
+        raise ValueError("the tree copies a colour some cell does not have")
+    return out.reshape(g.shape).astype(g.dtype)

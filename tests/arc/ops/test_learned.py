@@ -1,0 +1,142 @@
+"""The per-cell decision tree (``cell_tree``) beyond its declared case: the features it
+reads, how a tree is applied, what the generator learns on small tasks and what it
+refuses (a tree that does not generalise across the train pairs, a test cell it cannot
+colour), and the search finding it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from atlas_actors.arc.ops.learned import (
+    AT_MOST,
+    CELL_FEATURES,
+    EQUALS,
+    LEAF_COLOUR,
+    LEAF_COPY,
+    cell_features,
+    cell_tree,
+    tree_predict,
+)
+from atlas_actors.arc.solver import TaskSolver
+from tests.helpers.arc import G, gen, task_ctx
+
+F = {name: i for i, name in enumerate(CELL_FEATURES)}
+
+
+def _feature(g: list[list[int]], name: str, bg: int = 0) -> list[list[int]]:
+    a = G(g)
+    col: list[list[int]] = cell_features(a, bg)[:, F[name]].reshape(a.shape).tolist()
+    return col
+
+
+def test_features_one_row_per_cell_one_column_per_name() -> None:
+    g = G([[0, 1, 0], [2, 0, 0]])
+    assert cell_features(g, 0).shape == (6, len(CELL_FEATURES))
+
+
+def test_features_read_neighbours_rays_objects_and_holes() -> None:
+    g = [[0, 0, 0, 0], [0, 1, 1, 0], [0, 0, 3, 0], [2, 0, 0, 0]]
+    assert _feature(g, "up")[0] == [-1, -1, -1, -1]  # off the grid
+    assert _feature(g, "ray_left")[1] == [-1, -1, 1, 1]
+    assert _feature(g, "ray_left_dist")[1] == [0, 0, 1, 1]
+    assert _feature(g, "ray_up")[3] == [-1, 1, 3, -1]
+    assert _feature(g, "ray_up_dist")[3] == [0, 2, 1, 0]
+    # the 8-connected object {1, 1, 3} (3 cells) and the lone 2 (1 cell)
+    assert _feature(g, "object_size")[1][1] == 3 and _feature(g, "object_size")[3][0] == 1
+    assert _feature(g, "object_colours")[2][2] == 2
+    assert _feature(g, "object_rank_largest")[3][0] == 1
+    assert _feature(g, "object_rank_smallest")[3][0] == 0
+    assert _feature(g, "object_rank_largest")[0][0] == -1  # background
+    assert _feature(g, "object_y")[2][2] == 1 and _feature(g, "object_x")[2][2] == 1
+    ring = [[1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 1, 0]]
+    assert _feature(ring, "enclosed") == [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]]
+    assert _feature(ring, "region_at_border")[1][1] == 0
+    assert _feature(ring, "region_size")[1][1] == 1
+    assert _feature([[1, 2], [3, 4]], "mirror_diag") == [[1, 3], [2, 4]]
+    assert _feature([[1, 2, 0]], "mirror_diag") == [[-1, -1, -1]]  # not square
+    assert _feature([[5, 5, 5, 7]], "colour_rank", bg=5) == [[0, 0, 0, 1]]
+
+
+def test_tree_tests_equality_and_at_most_and_copies_features() -> None:
+    # row <= 0: colour 4; else colour == 1: copy the cell above; else keep the cell
+    tree = [AT_MOST, F["row"], 0, LEAF_COLOUR, 4]
+    tree += [EQUALS, F["colour"], 1, LEAF_COPY, F["up"], LEAF_COPY, F["colour"]]
+    g = G([[7, 2, 3], [1, 1, 0], [0, 1, 5]])
+    x = cell_features(g, 0)
+    assert tree_predict(tree, x).reshape(g.shape).tolist() == [[4, 4, 4], [7, 2, 0], [0, 1, 5]]
+    assert cell_tree(g, tree, 0).tolist() == [[4, 4, 4], [7, 2, 0], [0, 1, 5]]
+
+
+def test_a_tree_copying_a_colour_a_cell_lacks_is_refused() -> None:
+    # every cell takes the colour above it: the top row has none
+    with pytest.raises(ValueError):
+        cell_tree(G([[1, 2], [3, 4]]), [LEAF_COPY, F["up"]], 0)
+
+
+def _below_two(g: np.ndarray) -> np.ndarray:
+    """Under a 2, background becomes 3 and a 1 becomes 4."""
+    out = g.copy()
+    up = np.full_like(g, -1)
+    up[1:] = g[:-1]
+    out[(g == 0) & (up == 2)] = 3
+    out[(g == 1) & (up == 2)] = 4
+    return out
+
+
+_RNG = np.random.default_rng(0)
+_INPUTS = [
+    np.where(_RNG.random((6, 7)) < 0.3, 1, np.where(_RNG.random((6, 7)) < 0.2, 2, 0))
+    for _ in range(4)
+]
+_BELOW_TWO = [(a.tolist(), _below_two(a).tolist()) for a in _INPUTS[:3]]
+_TEST = _INPUTS[3]
+
+
+def test_generator_learns_a_rule_that_holds_without_each_pair() -> None:
+    c = task_ctx(_BELOW_TWO, [_TEST])
+    found = gen("cell_tree", c)
+    assert len(found) == 1
+    tree, bg = found[0]
+    assert bg == 0
+    for i, o in _BELOW_TWO:
+        assert cell_tree(G(i), tree, bg).tolist() == o
+    assert cell_tree(_TEST, tree, bg).tolist() == _below_two(_TEST).tolist()
+    assert len(tree) > 2  # more than one leaf: it was checked without each pair
+
+
+def test_generator_refuses_a_tree_that_only_memorises_the_pairs() -> None:
+    # one cell per pair changes, at no position or neighbourhood the others share:
+    # a tree fits the three pairs, but none learned from two of them gives the third
+    pairs = [
+        ([[3, 0, 0], [0, 0, 0], [0, 0, 0]], [[3, 0, 0], [0, 0, 5], [0, 0, 0]]),
+        ([[0, 0, 0], [0, 3, 0], [0, 0, 0]], [[6, 0, 0], [0, 3, 0], [0, 0, 0]]),
+        ([[0, 0, 0], [0, 0, 0], [0, 0, 3]], [[0, 0, 0], [0, 7, 0], [0, 0, 3]]),
+    ]
+    assert gen("cell_tree", task_ctx(pairs, [[[0, 3, 0], [0, 0, 0], [0, 0, 0]]])) == []
+
+
+def test_generator_refuses_a_test_cell_the_tree_cannot_colour() -> None:
+    # the output is the input transposed: each cell copies its mirror across the
+    # diagonal, which a grid that is not square does not have
+    pairs = [([[1, 2], [3, 4]], [[1, 3], [2, 4]]), ([[5, 0], [6, 7]], [[5, 6], [0, 7]])]
+    tree = [LEAF_COPY, F["mirror_diag"]]
+    assert gen("cell_tree", task_ctx(pairs, [[[1, 2], [0, 0]]])) == [(tree, 0)]
+    assert gen("cell_tree", task_ctx(pairs, [[[1, 2, 3]]])) == []
+    one_pair = task_ctx(_BELOW_TWO[:1], [[[1, 0, 1]]])
+    assert gen("cell_tree", one_pair) == []  # one pair: nothing to check a tree against
+
+
+def test_generator_only_reads_the_input() -> None:
+    # at depth 1 the state is an op's output: the tree is learned on inputs only
+    c = task_ctx(_BELOW_TWO, [[[1, 0, 1]]], depth=1)
+    assert gen("cell_tree", c) == []
+
+
+def test_the_search_finds_a_cell_tree() -> None:
+    s = TaskSolver([(G(i), G(o)) for i, o in _BELOW_TWO], [_TEST])
+    s.search(3000, 20.0)
+    trees = [n for n in s.solutions() if n.expr[0] == "cell_tree"]
+    assert trees
+    answer = np.asarray(trees[0].outs[len(_BELOW_TWO)])
+    assert answer.tolist() == _below_two(_TEST).tolist()
