@@ -59,6 +59,21 @@ def rigid_transform(g: Grid, k: int) -> Grid:
     return g.T[::-1, ::-1]
 
 
+def ray_hits(g: Grid, bg: int, k: int) -> tuple[Grid, Grid]:
+    """Looking left from each cell of ``g`` turned by ``k`` quarter turns
+    (``np.rot90``): the first non-background colour seen and how many steps away, -1
+    and 0 where none, turned back. ``k`` 0 looks left, 1 up, 2 right, 3 down."""
+    a = np.rot90(g, k)
+    hh, ww = a.shape
+    idx = np.where(a != bg, np.arange(ww)[None, :], -1)
+    last = np.maximum.accumulate(idx, axis=1)
+    prev = np.full((hh, ww), -1)
+    prev[:, 1:] = last[:, :-1]
+    seen = np.where(prev >= 0, a[np.arange(hh)[:, None], np.maximum(prev, 0)], -1)
+    dist = np.where(prev >= 0, np.arange(ww)[None, :] - prev, 0)
+    return np.rot90(seen, -k), np.rot90(dist, -k)
+
+
 def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
     """Connected components (4- or 8-connected) of non-background cells.
 

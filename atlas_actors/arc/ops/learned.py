@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components
+from atlas_actors.arc.grids import Grid, components, ray_hits
 from atlas_actors.arc.infer import Args, Ctx
 from atlas_actors.arc.registry import Case, K, W, op
 
@@ -94,20 +94,6 @@ MAX_TREE_DEPTH = 6
 """Tests on the way from the root to a leaf."""
 
 
-def _rays(g: Grid, bg: int, k: int) -> tuple[Grid, Grid]:
-    """The first non-background colour looking left in ``g`` turned by ``k`` quarter
-    turns, and its distance, turned back (-1 and 0 where none)."""
-    a = np.rot90(g, k)
-    hh, ww = a.shape
-    idx = np.where(a != bg, np.arange(ww)[None, :], -1)
-    last = np.maximum.accumulate(idx, axis=1)
-    prev = np.full((hh, ww), -1)
-    prev[:, 1:] = last[:, :-1]
-    seen = np.where(prev >= 0, a[np.arange(hh)[:, None], np.maximum(prev, 0)], -1)
-    dist = np.where(prev >= 0, np.arange(ww)[None, :] - prev, 0)
-    return np.rot90(seen, -k), np.rot90(dist, -k)
-
-
 def _labels(objs: list[tuple[Grid, Grid]], shape: tuple[int, ...]) -> Grid:
     lab = np.zeros(shape, dtype=np.int64)
     for i, (ys, xs) in enumerate(objs):
@@ -140,7 +126,7 @@ def cell_features(g: Grid, bg: int) -> Grid:
     q = np.pad(fg, 1)
     n4 = q[:-2, 1:-1] + q[2:, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:]
     cols += [n4, n4 + q[:-2, :-2] + q[:-2, 2:] + q[2:, :-2] + q[2:, 2:]]
-    rays = [_rays(g, bg, k) for k in (1, 3, 0, 2)]  # up, down, left, right
+    rays = [ray_hits(g, bg, k) for k in (1, 3, 0, 2)]  # up, down, left, right
     cols += [r[0] for r in rays] + [r[1] for r in rays]
     cols += [fg.sum(1, keepdims=True) - fg, fg.sum(0, keepdims=True) - fg]
     free = (g == bg).astype(np.int64)

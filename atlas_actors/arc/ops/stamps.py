@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components
+from atlas_actors.arc.grids import Grid, components, ray_hits
 from atlas_actors.arc.infer import Args, Ctx, fits
 from atlas_actors.arc.registry import Case, K, OneOf, W, op
 
@@ -49,17 +49,11 @@ def cell_keys(g: Grid, fs: str, bg: int) -> Grid:
                 diag |= bit
         return (g << 20) | (orth << 10) | diag
     elif fs in ("rays4", "rays4any"):
-        for k in (3, 1, 0, 2):  # look up, down, left, right via rotations
-            a = np.rot90(g, k)
-            hh, ww = a.shape
-            idx = np.where(a != bg, np.arange(ww)[None, :], -1)
-            last = np.maximum.accumulate(idx, axis=1)
-            prev = np.full((hh, ww), -1)
-            prev[:, 1:] = last[:, :-1]
-            seen = np.where(prev >= 0, a[np.arange(hh)[:, None], np.maximum(prev, 0)], 10)
-            if fs == "rays4any":
-                seen = (seen != 10).astype(np.int64)
-            parts.append(np.rot90(seen, -k))
+        for k in (3, 1, 0, 2):  # look down, up, left, right
+            seen, _ = ray_hits(g, bg, k)
+            parts.append(
+                (seen >= 0).astype(np.int64) if fs == "rays4any" else np.where(seen >= 0, seen, 10)
+            )
     else:
         raise ValueError(f"unknown neighbourhood {fs!r}")
     key = np.zeros((h, w), dtype=np.int64)
