@@ -66,6 +66,10 @@ CELL_FEATURES = (
     "object_x",
     "object_rank_largest",
     "object_rank_smallest",
+    "between_h",
+    "between_v",
+    "object_major",
+    "object_box_edge",
 )
 """What :func:`cell_features` computes for each cell, column by column. Colours of cells
 off the grid or absent are -1. ``up`` .. ``down_right``: the neighbours' colours;
@@ -79,9 +83,11 @@ colour of the cell mirrored top-bottom, left-right, both, and across the main di
 (square grids); ``object_*``: the 8-connected object of non-background cells (of any
 colour) the cell is in: its size (up to 30), colours, box height and width, the cell's
 place in the box, its size's rank from the largest and from the smallest (0 and -1 on
-background)."""
+background), its commonest colour and whether the cell is on the edge of its box;
+``between_h``/``between_v``: the colour seen both left and right (up and down) of the
+cell when it is the same, else -1."""
 
-COLOUR_FEATURES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 22, 23, 24, 33, 34, 35, 36)
+COLOUR_FEATURES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 21, 22, 23, 24, 33, 34, 35, 36, 45, 46, 47)
 """The features whose values are colours: a leaf may copy one of them."""
 
 EQUALS, AT_MOST, LEAF_COLOUR, LEAF_COPY = 0, 1, 2, 3
@@ -169,6 +175,17 @@ def cell_features(g: Grid, bg: int) -> Grid:
         big[ol],
         small[ol],
     ]
+    r_up, r_down, r_left, r_right = (r[0] for r in rays)
+    cols += [np.where(r_left == r_right, r_left, -1), np.where(r_up == r_down, r_up, -1)]
+    per_colour = np.bincount((ol * 10 + g).ravel(), minlength=(n + 1) * 10).reshape(n + 1, 10)
+    major = np.where(np.arange(n + 1) > 0, np.argmax(per_colour, axis=1), -1)
+    edge = inside & (
+        (yy == top[ol])
+        | (yy == top[ol] + bh[ol] - 1)
+        | (xx == left[ol])
+        | (xx == left[ol] + bw[ol] - 1)
+    )
+    cols += [major[ol], edge.astype(np.int64)]
     return np.stack([np.asarray(c, dtype=np.int64).ravel() for c in cols], axis=1)
 
 

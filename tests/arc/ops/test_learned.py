@@ -49,6 +49,10 @@ def test_features_read_neighbours_rays_objects_and_holes() -> None:
     assert _feature(g, "object_rank_smallest")[3][0] == 0
     assert _feature(g, "object_rank_largest")[0][0] == -1  # background
     assert _feature(g, "object_y")[2][2] == 1 and _feature(g, "object_x")[2][2] == 1
+    assert _feature(g, "object_major")[2][2] == 1  # two 1s and a 3
+    assert _feature(g, "object_box_edge")[1] == [0, 1, 1, 0]
+    assert _feature([[2, 0, 0, 2, 0, 3]], "between_h") == [[-1, 2, 2, -1, -1, -1]]
+    assert _feature([[4], [0], [4]], "between_v") == [[-1], [4], [-1]]
     ring = [[1, 1, 1, 0], [1, 0, 1, 0], [1, 1, 1, 0]]
     assert _feature(ring, "enclosed") == [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]]
     assert _feature(ring, "region_at_border")[1][1] == 0
