@@ -85,3 +85,47 @@ def test_fresh_tasks_share_no_id_or_grid_with_arc_agi_1(tmp_path: Path) -> None:
     # ARC-AGI-2 training does hold ARC-AGI-1 evaluation tasks: the filter is needed
     assert len({t.id for t in evaluation.tasks} & set(by_id)) > 300
     assert len(load_arc_json_tasks(out)) == 232
+
+
+def _below_two(g: np.ndarray) -> np.ndarray:
+    out = g.copy()
+    up = np.full_like(g, -1)
+    up[1:] = g[:-1]
+    out[(g == 0) & (up == 2)] = 3
+    out[(g == 1) & (up == 2)] = 4
+    return out
+
+
+def test_op_check_sorts_an_ops_answers_into_right_wrong_and_none(tmp_path: Path) -> None:
+    """scripts/op_check.py: the op's first proposal on each task's inputs, checked
+    against the test outputs; --solved lists the right answers a run did not have."""
+    rng = np.random.default_rng(0)
+    grids = [
+        np.where(rng.random((6, 7)) < 0.3, 1, np.where(rng.random((6, 7)) < 0.2, 2, 0))
+        for _ in range(4)
+    ]
+    train = [{"input": a.tolist(), "output": _below_two(a).tolist()} for a in grids[:3]]
+    right = _below_two(grids[3])
+    wrong = right.copy()
+    wrong[0, 0] = 9
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    for name, want in (("aright", right), ("bwrong", wrong)):
+        test = [{"input": grids[3].tolist(), "output": want.tolist()}]
+        (tasks / f"{name}.json").write_text(json.dumps({"train": train, "test": test}))
+    one = [{"input": [[1, 0]], "output": [[0, 1]]}]  # one pair: no tree is proposed
+    (tasks / "cnone.json").write_text(json.dumps({"train": one, "test": one}))
+    runs = tmp_path / "results.jsonl"
+    runs.write_text(json.dumps({"task_id": "bwrong", "solved": True}) + "\n")
+    done = _script("op_check.py", "cell_tree", str(tasks), "--solved", str(runs))
+    assert done.returncode == 0, done.stderr
+    lines: dict[str, str] = {}
+    for ln in done.stdout.splitlines()[1:]:
+        key, rest = ln.split(None, 1)
+        lines.setdefault(key, rest)  # the first line of each key: the counts
+    assert lines["right"].strip() == "1"
+    assert lines["wrong"].split() == ["1:", "bwrong"]
+    assert lines["none"].strip() == "1"
+    assert "did not solve: 1: aright" in done.stdout
+    bad = _script("op_check.py", "no_such_op", str(tasks))
+    assert bad.returncode == 2 and "has no generator" in bad.stderr
