@@ -93,6 +93,15 @@ def components(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, G
     return out
 
 
+def object_labels(g: Grid, conn: int, by_color: int, bg: int) -> Grid:
+    """Each cell's object number under :func:`components` (1, 2, ... in its order; 0 for
+    background)."""
+    lab = np.zeros(g.shape, dtype=np.int16)
+    for i, (ys, xs) in enumerate(components(g, conn, by_color, bg)):
+        lab[ys, xs] = i + 1
+    return lab
+
+
 def _label(g: Grid, conn: int, by_color: int, bg: int) -> list[tuple[Grid, Grid]]:
     """:func:`components` itself, uncached (the compiled kernel replaces it when built);
     records each object's bounding box in ``_CACHE_BOX``."""

@@ -19,6 +19,7 @@ import numpy as np
 from atlas_actors.arc.grids import (
     Grid,
     components,
+    object_labels,
     pick_index,
     rigid_transform,
     role_color,
@@ -36,14 +37,6 @@ def _colors_besides(grids: list[Grid], bg: int) -> list[int]:
         cs |= set(np.unique(g).tolist())
     cs.discard(bg)
     return sorted(cs)
-
-
-def _labels(g: Grid, conn: int, by_color: int, bg: int) -> Grid:
-    """Each cell's object number (0 for background) under one object split."""
-    lab = np.zeros(g.shape, dtype=np.int16)
-    for i, (ys, xs) in enumerate(components(g, conn, by_color, bg)):
-        lab[ys, xs] = i + 1
-    return lab
 
 
 @dataclass
@@ -98,7 +91,9 @@ class Ctx:
             seen: set[bytes] = set()
             out = []
             for conn, by_color in order:
-                sig = b"|".join(_labels(g, conn, by_color, self.bg).tobytes() for g in self.states)
+                sig = b"|".join(
+                    object_labels(g, conn, by_color, self.bg).tobytes() for g in self.states
+                )
                 if sig not in seen:
                     seen.add(sig)
                     out.append((conn, by_color))

@@ -56,3 +56,24 @@ def with_cell(grid: Rows, y: int, x: int, v: int) -> Rows:
     out = [r[:] for r in grid]
     out[y][x] = v
     return out
+
+
+def below_two(g: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A per-cell rule for the learned ops' tests: under a 2, background becomes 3 and
+    a 1 becomes 4."""
+    out = g.copy()
+    up = np.full_like(g, -1)
+    up[1:] = g[:-1]
+    out[(g == 0) & (up == 2)] = 3
+    out[(g == 1) & (up == 2)] = 4
+    return out
+
+
+def below_two_grids() -> list[np.ndarray[Any, Any]]:
+    """Four random 6x7 grids of 0, 1 and 2 (fixed seed): three train inputs for
+    :func:`below_two`, then a test input."""
+    rng = np.random.default_rng(0)
+    return [
+        np.where(rng.random((6, 7)) < 0.3, 1, np.where(rng.random((6, 7)) < 0.2, 2, 0))
+        for _ in range(4)
+    ]

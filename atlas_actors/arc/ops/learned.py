@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components, ray_hits
+from atlas_actors.arc.grids import Grid, components, object_labels, ray_hits
 from atlas_actors.arc.infer import Args, Ctx
 from atlas_actors.arc.registry import Case, K, W, op
 
@@ -100,13 +100,6 @@ MAX_TREE_DEPTH = 6
 """Tests on the way from the root to a leaf."""
 
 
-def _labels(objs: list[tuple[Grid, Grid]], shape: tuple[int, ...]) -> Grid:
-    lab = np.zeros(shape, dtype=np.int64)
-    for i, (ys, xs) in enumerate(objs):
-        lab[ys, xs] = i + 1
-    return lab
-
-
 def _at_border(lab: Grid, n: int) -> Grid:
     edge = np.zeros(n + 1, dtype=bool)
     edge[np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])] = True
@@ -124,10 +117,9 @@ def cell_features(g: Grid, bg: int) -> Grid:
         cols.append(p[1 + dy : 1 + dy + h, 1 + dx : 1 + dx + w])
     yy, xx = np.mgrid[0:h, 0:w]
     cols += [yy, xx, h - 1 - yy, w - 1 - xx, yy % 2, xx % 2, yy % 3, xx % 3]
-    regions = components(g, 4, 1, -1)  # every cell, background too, by colour
-    lab = _labels(regions, g.shape)
-    sizes = np.array([0, *[len(ys) for ys, _ in regions]])
-    cols += [np.minimum(sizes[lab], 30), _at_border(lab, len(regions))[lab].astype(np.int64)]
+    lab = object_labels(g, 4, 1, -1)  # every cell, background too, by colour
+    sizes = np.bincount(lab.ravel())
+    cols += [np.minimum(sizes[lab], 30), _at_border(lab, int(lab.max()))[lab].astype(np.int64)]
     fg = (g != bg).astype(np.int64)
     q = np.pad(fg, 1)
     n4 = q[:-2, 1:-1] + q[2:, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:]
@@ -136,16 +128,15 @@ def cell_features(g: Grid, bg: int) -> Grid:
     cols += [r[0] for r in rays] + [r[1] for r in rays]
     cols += [fg.sum(1, keepdims=True) - fg, fg.sum(0, keepdims=True) - fg]
     free = (g == bg).astype(np.int64)
-    holes = components(free, 4, 1, 0)
-    hl = _labels(holes, g.shape)
-    cols.append(((hl > 0) & ~_at_border(hl, len(holes))[hl]).astype(np.int64))
+    hl = object_labels(free, 4, 1, 0)
+    cols.append(((hl > 0) & ~_at_border(hl, int(hl.max()))[hl]).astype(np.int64))
     vals, cnt = np.unique(g, return_counts=True)
     rank = np.zeros(10, dtype=np.int64)
     rank[vals[np.lexsort((vals, -cnt))]] = np.arange(len(vals))
     cols.append(rank[g])
     cols += [g[::-1, :], g[:, ::-1], g[::-1, ::-1], g.T if h == w else np.full_like(g, -1)]
     objs = components(g, 8, 0, bg)
-    ol = _labels(objs, g.shape)
+    ol = object_labels(g, 8, 0, bg)
     n = len(objs)
     size = np.zeros(n + 1, dtype=np.int64)
     ncol = np.zeros(n + 1, dtype=np.int64)

@@ -19,7 +19,7 @@ from atlas_actors.arc.ops.learned import (
     tree_predict,
 )
 from atlas_actors.arc.solver import TaskSolver
-from tests.helpers.arc import G, gen, task_ctx
+from tests.helpers.arc import G, below_two, below_two_grids, gen, task_ctx
 
 F = {name: i for i, name in enumerate(CELL_FEATURES)}
 
@@ -78,22 +78,8 @@ def test_a_tree_copying_a_colour_a_cell_lacks_is_refused() -> None:
         cell_tree(G([[1, 2], [3, 4]]), [LEAF_COPY, F["up"]], 0)
 
 
-def _below_two(g: np.ndarray) -> np.ndarray:
-    """Under a 2, background becomes 3 and a 1 becomes 4."""
-    out = g.copy()
-    up = np.full_like(g, -1)
-    up[1:] = g[:-1]
-    out[(g == 0) & (up == 2)] = 3
-    out[(g == 1) & (up == 2)] = 4
-    return out
-
-
-_RNG = np.random.default_rng(0)
-_INPUTS = [
-    np.where(_RNG.random((6, 7)) < 0.3, 1, np.where(_RNG.random((6, 7)) < 0.2, 2, 0))
-    for _ in range(4)
-]
-_BELOW_TWO = [(a.tolist(), _below_two(a).tolist()) for a in _INPUTS[:3]]
+_INPUTS = below_two_grids()
+_BELOW_TWO = [(a.tolist(), below_two(a).tolist()) for a in _INPUTS[:3]]
 _TEST = _INPUTS[3]
 
 
@@ -105,7 +91,7 @@ def test_generator_learns_a_rule_that_holds_without_each_pair() -> None:
     assert bg == 0
     for i, o in _BELOW_TWO:
         assert cell_tree(G(i), tree, bg).tolist() == o
-    assert cell_tree(_TEST, tree, bg).tolist() == _below_two(_TEST).tolist()
+    assert cell_tree(_TEST, tree, bg).tolist() == below_two(_TEST).tolist()
     assert len(tree) > 2  # more than one leaf: it was checked without each pair
 
 
@@ -143,4 +129,4 @@ def test_the_search_finds_a_cell_tree() -> None:
     trees = [n for n in s.solutions() if n.expr[0] == "cell_tree"]
     assert trees
     answer = np.asarray(trees[0].outs[len(_BELOW_TWO)])
-    assert answer.tolist() == _below_two(_TEST).tolist()
+    assert answer.tolist() == below_two(_TEST).tolist()
