@@ -180,6 +180,36 @@ def cell_features(g: Grid, bg: int) -> Grid:
     return np.stack([np.asarray(c, dtype=np.int64).ravel() for c in cols], axis=1)
 
 
+def check_tree(tree: list[int]) -> None:
+    """Raise ``ValueError`` naming the first item where ``tree`` is not a whole tree
+    (node codes: :data:`EQUALS`)."""
+    nf = len(CELL_FEATURES)
+    i, missing = 0, 1  # subtrees still to read
+    while missing:
+        if i >= len(tree):
+            raise ValueError(f"invalid tree: it ends at item {i} with {missing} subtree(s) missing")
+        code = tree[i]
+        if code in (EQUALS, AT_MOST):
+            if i + 2 >= len(tree) or not 0 <= tree[i + 1] < nf:
+                raise ValueError(f"invalid tree: item {i + 1}: a test needs a feature 0..{nf - 1}")
+            i, missing = i + 3, missing + 1
+        elif code in (LEAF_COLOUR, LEAF_COPY):
+            ok = i + 1 < len(tree) and (
+                0 <= tree[i + 1] <= 9 if code == LEAF_COLOUR else tree[i + 1] in COLOUR_FEATURES
+            )
+            if not ok:
+                wanted = "0..9" if code == LEAF_COLOUR else f"one of {list(COLOUR_FEATURES)}"
+                raise ValueError(f"invalid tree: item {i + 1}: expected {wanted}")
+            i, missing = i + 2, missing - 1
+        else:
+            raise ValueError(
+                f"invalid tree: item {i}: node code {code}; expected 0 (==), 1 (<=), 2 (colour)"
+                " or 3 (copy)"
+            )
+    if i != len(tree):
+        raise ValueError(f"invalid tree: {len(tree) - i} item(s) after its last leaf")
+
+
 def tree_predict(tree: list[int], x: Grid) -> Grid:
     """The colour the tree (node codes: :data:`EQUALS`) gives each row of features."""
     out = np.full(len(x), -1, dtype=np.int64)
@@ -332,6 +362,7 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
 def cell_tree(g: Grid, tree: list[int], bg: int) -> Grid:
     """Each cell coloured by a decision tree over its features (:func:`cell_features`);
     the tree is learned from the train pairs."""
+    check_tree(list(tree))
     out = tree_predict(list(tree), cell_features(g, bg))
     if (out < 0).any() or (out > 9).any():
         raise ValueError("the tree copies a colour some cell does not have")

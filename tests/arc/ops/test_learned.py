@@ -72,6 +72,24 @@ def test_tree_tests_equality_and_at_most_and_copies_features() -> None:
     assert cell_tree(g, tree, 0).tolist() == [[4, 4, 4], [7, 2, 0], [0, 1, 5]]
 
 
+@pytest.mark.parametrize(
+    ("tree", "says"),
+    [
+        ([], "ends at item 0"),
+        ([EQUALS, F["colour"], 1, LEAF_COLOUR, 2], "1 subtree(s) missing"),
+        ([EQUALS, 99, 1, LEAF_COLOUR, 2, LEAF_COLOUR, 3], "item 1: a test needs a feature"),
+        ([LEAF_COLOUR, 12], "item 1: expected 0..9"),
+        ([LEAF_COPY, F["row"]], "item 1: expected one of"),
+        ([7, 0], "node code 7"),
+        ([LEAF_COLOUR, 1, LEAF_COLOUR, 2], "2 item(s) after its last leaf"),
+    ],
+)
+def test_a_malformed_tree_is_refused_naming_the_item(tree: list[int], says: str) -> None:
+    with pytest.raises(ValueError, match="invalid tree") as err:
+        cell_tree(G([[1, 0]]), tree, 0)
+    assert says in str(err.value)
+
+
 def test_a_tree_copying_a_colour_a_cell_lacks_is_refused() -> None:
     # every cell takes the colour above it: the top row has none
     with pytest.raises(ValueError):
