@@ -329,6 +329,8 @@ def fit_tree(x: Grid, hits: Grid, depth: int = 0) -> list[int] | None:
 
 
 def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
+    """The tree learned from every train pair, when each pair is also given by the tree
+    learned without it (or the tree has two leaves), and every test cell gets a colour."""
     if ctx.n < 2:
         return
     xs = [cell_features(s, ctx.bg) for s in ctx.train]
