@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from atlas_actors.arc.grids import Grid, components, object_labels, ray_hits
+from atlas_actors.arc.grids import Grid, components, obj_box, object_labels, ray_hits
 from atlas_actors.arc.infer import Args, Ctx
 from atlas_actors.arc.registry import Case, K, W, op
 
@@ -100,8 +100,9 @@ MAX_TREE_DEPTH = 6
 """Tests on the way from the root to a leaf."""
 
 
-def _at_border(lab: Grid, n: int) -> Grid:
-    edge = np.zeros(n + 1, dtype=bool)
+def _at_border(lab: Grid) -> Grid:
+    """Per label of ``lab`` (0 is none), whether some cell with it is on the border."""
+    edge = np.zeros(int(lab.max()) + 1, dtype=bool)
     edge[np.concatenate([lab[0], lab[-1], lab[:, 0], lab[:, -1]])] = True
     edge[0] = False
     return edge
@@ -119,7 +120,7 @@ def cell_features(g: Grid, bg: int) -> Grid:
     cols += [yy, xx, h - 1 - yy, w - 1 - xx, yy % 2, xx % 2, yy % 3, xx % 3]
     lab = object_labels(g, 4, 1, -1)  # every cell, background too, by colour
     sizes = np.bincount(lab.ravel())
-    cols += [np.minimum(sizes[lab], 30), _at_border(lab, int(lab.max()))[lab].astype(np.int64)]
+    cols += [np.minimum(sizes[lab], 30), _at_border(lab)[lab].astype(np.int64)]
     fg = (g != bg).astype(np.int64)
     q = np.pad(fg, 1)
     n4 = q[:-2, 1:-1] + q[2:, 1:-1] + q[1:-1, :-2] + q[1:-1, 2:]
@@ -129,7 +130,7 @@ def cell_features(g: Grid, bg: int) -> Grid:
     cols += [fg.sum(1, keepdims=True) - fg, fg.sum(0, keepdims=True) - fg]
     free = (g == bg).astype(np.int64)
     hl = object_labels(free, 4, 1, 0)
-    cols.append(((hl > 0) & ~_at_border(hl, int(hl.max()))[hl]).astype(np.int64))
+    cols.append(((hl > 0) & ~_at_border(hl)[hl]).astype(np.int64))
     vals, cnt = np.unique(g, return_counts=True)
     rank = np.zeros(10, dtype=np.int64)
     rank[vals[np.lexsort((vals, -cnt))]] = np.arange(len(vals))
@@ -138,17 +139,16 @@ def cell_features(g: Grid, bg: int) -> Grid:
     objs = components(g, 8, 0, bg)
     ol = object_labels(g, 8, 0, bg)
     n = len(objs)
-    size = np.zeros(n + 1, dtype=np.int64)
-    ncol = np.zeros(n + 1, dtype=np.int64)
-    top = np.zeros(n + 1, dtype=np.int64)
-    left = np.zeros(n + 1, dtype=np.int64)
-    bh = np.zeros(n + 1, dtype=np.int64)
-    bw = np.zeros(n + 1, dtype=np.int64)
-    for i, (ys, xs) in enumerate(objs, 1):
-        size[i] = len(ys)
-        ncol[i] = len(np.unique(g[ys, xs]))
-        top[i], left[i] = ys.min(), xs.min()
-        bh[i], bw[i] = ys.max() - top[i] + 1, xs.max() - left[i] + 1
+    per_colour = np.bincount((ol * 10 + g).ravel(), minlength=(n + 1) * 10).reshape(n + 1, 10)
+    per_colour[0] = 0  # background cells are in no object
+    size = per_colour.sum(1)
+    ncol = (per_colour > 0).sum(1)
+    box = np.zeros((n + 1, 4), dtype=np.int64)  # top, bottom, left, right
+    for i, o in enumerate(objs, 1):
+        box[i] = obj_box(o)
+    top, bottom, left, right = box.T
+    bh = np.where(size > 0, bottom - top + 1, 0)
+    bw = np.where(size > 0, right - left + 1, 0)
     distinct = np.unique(size[1:])[::-1]  # largest first
     big = np.full(n + 1, -1, dtype=np.int64)
     small = np.full(n + 1, -1, dtype=np.int64)
@@ -168,14 +168,8 @@ def cell_features(g: Grid, bg: int) -> Grid:
     ]
     r_up, r_down, r_left, r_right = (r[0] for r in rays)
     cols += [np.where(r_left == r_right, r_left, -1), np.where(r_up == r_down, r_up, -1)]
-    per_colour = np.bincount((ol * 10 + g).ravel(), minlength=(n + 1) * 10).reshape(n + 1, 10)
-    major = np.where(np.arange(n + 1) > 0, np.argmax(per_colour, axis=1), -1)
-    edge = inside & (
-        (yy == top[ol])
-        | (yy == top[ol] + bh[ol] - 1)
-        | (xx == left[ol])
-        | (xx == left[ol] + bw[ol] - 1)
-    )
+    major = np.where(size > 0, np.argmax(per_colour, axis=1), -1)
+    edge = inside & ((yy == top[ol]) | (yy == bottom[ol]) | (xx == left[ol]) | (xx == right[ol]))
     cols += [major[ol], edge.astype(np.int64)]
     return np.stack([np.asarray(c, dtype=np.int64).ravel() for c in cols], axis=1)
 
@@ -298,15 +292,8 @@ def _best_split(x: Grid, hits: Grid) -> tuple[int, int, int] | None:
 
 
 def _leaves(tree: list[int]) -> int:
-    return sum(1 for code, _ in _nodes(tree) if code > AT_MOST)
-
-
-def _nodes(tree: list[int]) -> Iterator[tuple[int, int]]:
-    """(code, index) of each node, in order."""
-    i = 0
-    while i < len(tree):
-        yield tree[i], i
-        i += 3 if tree[i] <= AT_MOST else 2
+    """A whole tree of L leaves has L - 1 tests: 2L + 3(L - 1) items."""
+    return (len(tree) + 3) // 5
 
 
 def fit_tree(x: Grid, hits: Grid, depth: int = 0) -> list[int] | None:
@@ -364,8 +351,9 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
 def cell_tree(g: Grid, tree: list[int], bg: int) -> Grid:
     """Each cell coloured by a decision tree over its features (:func:`cell_features`);
     the tree is learned from the train pairs."""
-    check_tree(list(tree))
-    out = tree_predict(list(tree), cell_features(g, bg))
+    nodes = list(tree)
+    check_tree(nodes)
+    out = tree_predict(nodes, cell_features(g, bg))
     if (out < 0).any() or (out > 9).any():
         raise ValueError("the tree copies a colour some cell does not have")
     return out.reshape(g.shape).astype(g.dtype)
