@@ -247,48 +247,72 @@ def _leaf(rule: int) -> list[int]:
 
 
 def _spread(side: Grid, total: Grid) -> Grid:
-    """Per candidate test, the entropy (times the cell count) of the cells' outcomes
-    (unchanged, or the colour they become) on the two sides, summed."""
-    out = np.zeros(len(side))
+    """Per candidate test (every index but the last axis), the entropy (times the cell
+    count) of the cells' outcomes (unchanged, or the colour they become) on the two
+    sides, summed."""
+    out = np.zeros(side.shape[:-1])
     for part in (side.astype(np.float64), (total - side).astype(np.float64)):
-        n = part.sum(1)
+        n = part.sum(-1)
         with np.errstate(divide="ignore", invalid="ignore"):
             out += np.where(n > 0, n * np.log(np.maximum(n, 1)), 0.0)
-            out -= np.where(part > 0, part * np.log(np.maximum(part, 1)), 0.0).sum(1)
+            out -= np.where(part > 0, part * np.log(np.maximum(part, 1)), 0.0).sum(-1)
     return np.round(out, 9)
+
+
+_COPIED = np.isin(np.arange(len(CELL_FEATURES)), COLOUR_FEATURES)
+"""Which features are colours (no ``<=`` test on them)."""
 
 
 def _best_split(x: Grid, hits: Grid) -> tuple[int, int, int] | None:
     """The test that leaves the fewest cells wrong when each side takes its best leaf.
     When no test fixes a cell, the one that best separates the cells' outcomes (so a
     rule of two tests, each of which alone fixes nothing, is still found). Ties:
-    equality tests first, then the lower feature, then the lower value."""
+    equality tests first, then the lower feature, then the lower value.
+
+    Every test at once: per feature and value, the cells of each leaf's target and of
+    each outcome are counted in one pass (feature values are small integers)."""
     n, nr = hits.shape
+    nf = x.shape[1]
     total = hits.sum(0)
     outcome = np.where(hits[:, 0], 10, np.argmax(hits[:, 1:11], axis=1))
     outcomes = np.bincount(outcome, minlength=11)
     now = n - int(total.max())  # cells wrong with no test
-    best: tuple[int, float, int, int, int] | None = None
-    for f in range(x.shape[1]):
-        vals, inv = np.unique(x[:, f], return_inverse=True)
-        if len(vals) < 2:
+    lo = int(x.min())
+    nv = int(x.max()) - lo + 1
+    cell = (x - lo) + np.arange(nf)[None, :] * nv  # (feature, value) of each cell
+    rows, rules = np.nonzero(hits)
+    cnt = np.bincount(
+        (cell[rows] * nr + rules[:, None]).ravel(), minlength=nf * nv * nr
+    ).reshape(nf, nv, nr)
+    by_outcome = np.bincount(
+        (cell * 11 + outcome[:, None]).ravel(), minlength=nf * nv * 11
+    ).reshape(nf, nv, 11)
+    seen = by_outcome.sum(2) > 0  # values some cell has
+    usable = seen.sum(1) >= 2
+    last = nv - 1 - np.argmax(seen[:, ::-1], axis=1)  # each feature's largest value
+    keys = []
+    for kind, side, side_out, ok in (
+        (EQUALS, cnt, by_outcome, seen & usable[:, None]),
+        (
+            AT_MOST,
+            np.cumsum(cnt, axis=1),
+            np.cumsum(by_outcome, axis=1),
+            seen & (usable & ~_COPIED)[:, None] & (np.arange(nv)[None, :] < last[:, None]),
+        ),
+    ):
+        f, v = np.nonzero(ok)
+        if not len(f):
             continue
-        idx = (inv[:, None] * nr + np.arange(nr)[None, :])[hits]
-        cnt = np.bincount(idx, minlength=len(vals) * nr).reshape(len(vals), nr)
-        by_outcome = np.bincount(inv * 11 + outcome, minlength=len(vals) * 11).reshape(-1, 11)
-        tries = [(EQUALS, cnt, by_outcome)]
-        if f not in COLOUR_FEATURES:
-            tries.append((AT_MOST, np.cumsum(cnt, axis=0)[:-1], np.cumsum(by_outcome, axis=0)[:-1]))
-        for kind, side, side_out in tries:
-            err = n - side.max(1) - (total - side).max(1)
-            spread = _spread(side_out, outcomes)
-            # the spread counts only among tests that fix no cell
-            spread = np.where(err >= now, spread, 0.0)
-            j = int(np.lexsort((spread, err))[0])
-            key = (int(err[j]), float(spread[j]), kind, f, int(vals[j]))
-            if best is None or key < best:
-                best = key
-    return None if best is None else (best[2], best[3], best[4])
+        s = side[f, v]
+        err = n - s.max(1) - (total - s).max(1)
+        spread = _spread(side_out[f, v], outcomes)
+        spread = np.where(err >= now, spread, 0.0)  # only among tests that fix no cell
+        keys.append((err, spread, np.full(len(f), kind), f, v + lo))
+    if not keys:
+        return None
+    err, spread, kinds, fs, vs = (np.concatenate(k) for k in zip(*keys, strict=True))
+    j = int(np.lexsort((vs, fs, kinds, spread, err))[0])
+    return int(kinds[j]), int(fs[j]), int(vs[j])
 
 
 def _leaves(tree: list[int]) -> int:
@@ -296,12 +320,20 @@ def _leaves(tree: list[int]) -> int:
     return (len(tree) + 3) // 5
 
 
-def fit_tree(x: Grid, hits: Grid, depth: int = 0) -> list[int] | None:
+def fit_tree(
+    x: Grid, hits: Grid, depth: int = 0, max_leaves: list[int] | None = None
+) -> list[int] | None:
     """A tree (node codes: :data:`EQUALS`) that gives every row its target, from
-    :func:`_hits`, or None when :data:`MAX_TREE_DEPTH` tests do not suffice."""
+    :func:`_hits`, or None when :data:`MAX_TREE_DEPTH` tests do not suffice, or when it
+    would have more leaves than ``max_leaves[0]`` (a one-item list the fit counts down:
+    a fit that will be refused for its size stops as soon as it is too big)."""
     counts = hits.sum(0)
     rule = int(np.argmax(counts))
     if counts[rule] == len(hits):
+        if max_leaves is not None:
+            max_leaves[0] -= 1
+            if max_leaves[0] < 0:
+                return None
         return _leaf(rule)
     if depth >= MAX_TREE_DEPTH:
         return None
@@ -310,9 +342,14 @@ def fit_tree(x: Grid, hits: Grid, depth: int = 0) -> list[int] | None:
         return None
     kind, f, v = split
     yes = x[:, f] == v if kind == EQUALS else x[:, f] <= v
-    a = fit_tree(x[yes], hits[yes], depth + 1)
-    b = None if a is None else fit_tree(x[~yes], hits[~yes], depth + 1)
+    a = fit_tree(x[yes], hits[yes], depth + 1, max_leaves)
+    b = None if a is None else fit_tree(x[~yes], hits[~yes], depth + 1, max_leaves)
     return None if a is None or b is None else [kind, f, v, *a, *b]
+
+
+MAX_TREE_LEAVES = 13
+"""The largest tree :func:`g_cell_tree` proposes (62 items): a larger one fits the
+train pairs by listing their cells."""
 
 
 def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
@@ -323,8 +360,8 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     xs = [cell_features(s, ctx.bg) for s in ctx.train]
     ys = [t.ravel() for t in ctx.targets]
     hits = [_hits(x, y) for x, y in zip(xs, ys, strict=True)]
-    tree = fit_tree(np.concatenate(xs), np.concatenate(hits))
-    if tree is None or len(tree) > 64:
+    tree = fit_tree(np.concatenate(xs), np.concatenate(hits), max_leaves=[MAX_TREE_LEAVES])
+    if tree is None:
         return
     if _leaves(tree) > 2:
         for i in range(ctx.n):  # learned without pair i, it must give pair i
