@@ -48,6 +48,8 @@ class Ctx:
     bg: int
     depth: int = 0
     cache: dict[Any, Any] = field(default_factory=dict)
+    inputs: list[Grid] | None = None
+    """The task's train inputs, where the states began (None when not known)."""
 
     @property
     def n(self) -> int:
@@ -189,6 +191,9 @@ class Ctx:
                 [rigid_transform(t, k) for t in self.targets],
                 self.bg,
                 self.depth,
+                inputs=None
+                if self.inputs is None
+                else [rigid_transform(g, k) for g in self.inputs],
             ),
         )
 
@@ -471,6 +476,20 @@ def moved_colors(ctx: Ctx) -> list[int] | None:
 
 def some_change(ctx: Ctx) -> bool:
     return ctx.depth <= 1 and ctx.same_shape and any((s != t).any() for s, t in ctx.pairs)
+
+
+def closer_than_inputs(ctx: Ctx) -> bool:
+    """The train states are nearer their targets than the task's inputs
+    (:attr:`Ctx.inputs`) were: they have the targets' shapes where the inputs did not,
+    or, the shapes being the same, more of their cells are right. False when the inputs
+    are not known."""
+    if ctx.inputs is None or not ctx.same_shape:
+        return False
+    pairs = list(zip(ctx.inputs, ctx.targets, strict=True))
+    if any(i.shape != t.shape for i, t in pairs):
+        return True
+    right = sum(int((s == t).sum()) for s, t in ctx.pairs)
+    return right > sum(int((i == t).sum()) for i, t in pairs)
 
 
 def bg_readings(ctx: Ctx, *extra: int) -> list[int]:

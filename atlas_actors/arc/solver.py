@@ -344,6 +344,7 @@ class TaskSolver:
         self.bg = int(counts.argmax()) if counts[0] * 2 < counts.max() else 0
         self._tflat = np.concatenate([t.ravel() for t in self.targets])
         self.n_train = len(self.targets)
+        self._train_inputs = self.inputs[: self.n_train]
         self._tshapes = [t.shape for t in self.targets]
         self._by_shapes: dict[tuple[str, Any], Any] = {}
         self.depth_limit = self.max_depth
@@ -727,7 +728,7 @@ class TaskSolver:
                 node.pack()
 
     def _expand(self, node: Node, budget: int, stop: Stop) -> list[Node]:
-        ctx = Ctx(node.outs, self.targets, self.bg, node.depth)
+        ctx = Ctx(node.outs, self.targets, self.bg, node.depth, inputs=self._train_inputs)
         children: list[Node] = []
         used = 0
         for i, spec in enumerate(GENERATED):

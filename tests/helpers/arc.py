@@ -23,10 +23,21 @@ def ctx(pairs: list[tuple[Rows, Rows]], bg: int = 0) -> Ctx:
     return Ctx([G(a) for a, _ in pairs], [G(b) for _, b in pairs], bg)
 
 
-def task_ctx(pairs: list[tuple[Any, Any]], tests: list[Any], bg: int = 0, depth: int = 0) -> Ctx:
-    """A generator context of train pairs (state, target) and test inputs, at ``depth``."""
+def task_ctx(
+    pairs: list[tuple[Any, Any]],
+    tests: list[Any],
+    bg: int = 0,
+    depth: int = 0,
+    inputs: list[Any] | None = None,
+) -> Ctx:
+    """A generator context of train pairs (state, target) and test inputs, at ``depth``,
+    with the task's train ``inputs`` the states came from when given."""
     return Ctx(
-        [G(i) for i, _ in pairs] + [G(t) for t in tests], [G(o) for _, o in pairs], bg, depth
+        [G(i) for i, _ in pairs] + [G(t) for t in tests],
+        [G(o) for _, o in pairs],
+        bg,
+        depth,
+        inputs=None if inputs is None else [G(i) for i in inputs],
     )
 
 

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from atlas_actors.arc.grids import Grid, components, obj_box, object_labels, ray_hits
-from atlas_actors.arc.infer import Args, Ctx
+from atlas_actors.arc.infer import Args, Ctx, closer_than_inputs
 from atlas_actors.arc.registry import Case, K, W, op
 
 CELL_FEATURES = (
@@ -281,9 +281,9 @@ def _best_split(x: Grid, hits: Grid) -> tuple[int, int, int] | None:
     nv = int(x.max()) - lo + 1
     cell = (x - lo) + np.arange(nf)[None, :] * nv  # (feature, value) of each cell
     rows, rules = np.nonzero(hits)
-    cnt = np.bincount(
-        (cell[rows] * nr + rules[:, None]).ravel(), minlength=nf * nv * nr
-    ).reshape(nf, nv, nr)
+    cnt = np.bincount((cell[rows] * nr + rules[:, None]).ravel(), minlength=nf * nv * nr).reshape(
+        nf, nv, nr
+    )
     by_outcome = np.bincount(
         (cell * 11 + outcome[:, None]).ravel(), minlength=nf * nv * 11
     ).reshape(nf, nv, 11)
@@ -354,8 +354,13 @@ train pairs by listing their cells."""
 
 def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     """The tree learned from every train pair, when each pair is also given by the tree
-    learned without it (or the tree has two leaves), and every test cell gets a colour."""
-    if ctx.n < 2:
+    learned without it (or the tree has two leaves), and every test cell gets a colour.
+
+    On the inputs, or one op from them when that op brought the states nearer their
+    targets (:func:`~atlas_actors.arc.infer.closer_than_inputs`: cropped or scaled to the
+    targets' shapes, or more cells right), so that a tree can finish a crop or a
+    symmetry; other states one op deep are left alone (a tree costs a fit per pair)."""
+    if ctx.n < 2 or ctx.depth > 1 or (ctx.depth == 1 and not closer_than_inputs(ctx)):
         return
     xs = [cell_features(s, ctx.bg) for s in ctx.train]
     ys = [t.ravel() for t in ctx.targets]
@@ -363,7 +368,7 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     tree = fit_tree(np.concatenate(xs), np.concatenate(hits), max_leaves=[MAX_TREE_LEAVES])
     if tree is None:
         return
-    if _leaves(tree) > 2:
+    if _leaves(tree) > 2 or ctx.depth:  # one op deep, a single test may only patch the op
         for i in range(ctx.n):  # learned without pair i, it must give pair i
             rest = [j for j in range(ctx.n) if j != i]
             t = fit_tree(
@@ -381,7 +386,7 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
 @op(
     params=(K.INTS, K.COLOR),
     generator=g_cell_tree,
-    when=W.FIRST | W.CHANGED | W.NOT_TINY,
+    when=W.CHANGED | W.NOT_TINY,
     # cells of colour 1 become 2, the rest are kept
     cases=[Case(([0, 0, 1, 2, 2, 3, 0], 0), "100 011", "200 022")],
 )

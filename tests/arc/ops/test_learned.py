@@ -5,6 +5,8 @@ colour), and the search finding it."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -135,10 +137,38 @@ def test_generator_refuses_a_test_cell_the_tree_cannot_colour() -> None:
     assert gen("cell_tree", one_pair) == []  # one pair: nothing to check a tree against
 
 
-def test_generator_only_reads_the_input() -> None:
-    # at depth 1 the state is an op's output: the tree is learned on inputs only
-    c = task_ctx(_BELOW_TWO, [[[1, 0, 1]]], depth=1)
-    assert gen("cell_tree", c) == []
+def _framed(g: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """``g`` inside a frame of 5s, two cells wide: a crop takes it out again."""
+    return np.pad(g, 2, constant_values=5)
+
+
+def test_one_op_deep_a_tree_finishes_a_crop() -> None:
+    # the states are the inputs cropped to the targets' shapes: a tree finishes them
+    c = task_ctx(_BELOW_TWO, [_TEST], depth=1, inputs=[_framed(G(i)) for i, _ in _BELOW_TWO])
+    found = gen("cell_tree", c)
+    assert len(found) == 1
+    assert cell_tree(_TEST, *found[0]).tolist() == below_two(_TEST).tolist()
+
+
+def test_one_op_deep_a_tree_finishes_a_state_with_more_cells_right() -> None:
+    # the inputs had every 2 erased; the op put them back, so more cells are right
+    erased = [np.where(G(i) == 2, 0, G(i)) for i, _ in _BELOW_TWO]
+    c = task_ctx(_BELOW_TWO, [_TEST], depth=1, inputs=erased)
+    assert len(gen("cell_tree", c)) == 1
+
+
+def test_a_tree_is_learned_only_on_the_inputs_or_one_op_nearer_the_targets() -> None:
+    inputs = [i for i, _ in _BELOW_TWO]
+    assert gen("cell_tree", task_ctx(_BELOW_TWO, [_TEST], depth=1, inputs=inputs)) == []
+    assert gen("cell_tree", task_ctx(_BELOW_TWO, [_TEST], depth=1)) == []  # inputs unknown
+    framed = [_framed(G(i)) for i in inputs]
+    assert gen("cell_tree", task_ctx(_BELOW_TWO, [_TEST], depth=2, inputs=framed)) == []
+    # an op that turned every 1 into 6 took the states further from the targets: a
+    # tree would fit them (it does on such inputs), but it is not tried one op deep
+    worse = [(np.where(G(i) == 1, 6, G(i)).tolist(), o) for i, o in _BELOW_TWO]
+    test = np.where(_TEST == 1, 6, _TEST)
+    assert len(gen("cell_tree", task_ctx(worse, [test]))) == 1
+    assert gen("cell_tree", task_ctx(worse, [test], depth=1, inputs=inputs)) == []
 
 
 def test_the_search_finds_a_cell_tree() -> None:
@@ -146,5 +176,15 @@ def test_the_search_finds_a_cell_tree() -> None:
     s.search(3000, 20.0)
     trees = [n for n in s.solutions() if n.expr[0] == "cell_tree"]
     assert trees
+    answer = np.asarray(trees[0].outs[len(_BELOW_TWO)])
+    assert answer.tolist() == below_two(_TEST).tolist()
+
+
+def test_the_search_finds_a_cell_tree_after_a_crop() -> None:
+    s = TaskSolver([(_framed(G(i)), G(o)) for i, o in _BELOW_TWO], [_framed(_TEST)])
+    s.search(3000, 20.0)
+    trees = [n for n in s.solutions() if n.expr[0] == "cell_tree"]
+    assert trees
+    assert trees[0].depth == 2  # the crop, then the tree
     answer = np.asarray(trees[0].outs[len(_BELOW_TWO)])
     assert answer.tolist() == below_two(_TEST).tolist()
