@@ -7,8 +7,8 @@ The other learned rules (``local_rule``, ``cells_map``, ``stamp``) are tables ke
 one neighbourhood; a tree picks, from every feature, the few the train pairs need, so
 one op covers rules that would need a table per neighbourhood kind. A tree is proposed
 only when it generalises across the train pairs: one learned without a pair must give
-that pair's output exactly, for every pair (a tree of two leaves, one test and two
-outcomes, needs no such check)."""
+that pair's output exactly, for every pair (on the task's inputs, a tree of two
+leaves, one test and two outcomes, needs no such check)."""
 
 from __future__ import annotations
 
@@ -354,7 +354,8 @@ train pairs by listing their cells."""
 
 def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     """The tree learned from every train pair, when each pair is also given by the tree
-    learned without it (or the tree has two leaves), and every test cell gets a colour.
+    learned without it (or, on the inputs, the tree has two leaves), and every test cell
+    gets a colour.
 
     On the inputs, or one op from them when that op brought the states nearer their
     targets (:func:`~atlas_actors.arc.infer.closer_than_inputs`: cropped or scaled to the
