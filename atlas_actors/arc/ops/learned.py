@@ -355,13 +355,8 @@ train pairs by listing their cells."""
 def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     """The tree learned from every train pair, when each pair is also given by the tree
     learned without it (or, on the inputs, the tree has two leaves), and every test cell
-    gets a colour.
-
-    On the inputs, or one op from them when that op brought the states nearer their
-    targets (:func:`~atlas_actors.arc.infer.closer_than_inputs`: cropped or scaled to the
-    targets' shapes, or more cells right), so that a tree can finish a crop or a
-    symmetry; other states one op deep are left alone (a tree costs a fit per pair)."""
-    if ctx.n < 2 or ctx.depth > 1 or (ctx.depth == 1 and not closer_than_inputs(ctx)):
+    gets a colour (run on the states :func:`cell_tree`'s declaration allows)."""
+    if ctx.n < 2:
         return
     xs = [cell_features(s, ctx.bg) for s in ctx.train]
     ys = [t.ravel() for t in ctx.targets]
@@ -388,6 +383,11 @@ def g_cell_tree(ctx: Ctx) -> Iterator[Args]:
     params=(K.INTS, K.COLOR),
     generator=g_cell_tree,
     when=W.CHANGED | W.NOT_TINY,
+    # on the inputs, or one op from them when that op brought the states nearer their
+    # targets (cropped or scaled to the targets' shapes, or more cells right), so that a
+    # tree can finish a crop or a symmetry; other states one op deep are left alone
+    # (a tree costs a fit per pair)
+    only_if=lambda ctx: ctx.depth == 0 or closer_than_inputs(ctx),
     # cells of colour 1 become 2, the rest are kept
     cases=[Case(([0, 0, 1, 2, 2, 3, 0], 0), "100 011", "200 022")],
 )
