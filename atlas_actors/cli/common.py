@@ -167,6 +167,15 @@ def add_llm_flags(p: argparse.ArgumentParser, *, offline: str) -> None:
     )
 
 
+def proposer_mode(args: argparse.Namespace) -> str:
+    """``--proposer``, or its default: ``llm`` with ``--llm-base-url``, else ``offline``;
+    ``llm`` and ``hybrid`` without an endpoint are a ``ConfigError`` naming the flag."""
+    proposer = str(args.proposer or ("llm" if args.llm_base_url else "offline"))
+    if proposer in ("llm", "hybrid") and not args.llm_base_url:
+        raise ConfigError(f"--proposer {proposer} needs --llm-base-url (an LLM endpoint)")
+    return proposer
+
+
 def llm_config(args: argparse.Namespace, out_dir: Path) -> LLMConfig | None:
     """The LLM endpoint the flags name, or None without ``--llm-base-url``."""
     if not args.llm_base_url:

@@ -35,6 +35,7 @@ from atlas_actors.cli.common import (
     positive_float,
     positive_int,
     prepare_out_dir,
+    proposer_mode,
     quantile,
     router_config,
     routes_of,
@@ -220,9 +221,7 @@ def select_instances(args: argparse.Namespace, instances: list[Any]) -> list[Any
 
 def resolve_proposer(args: argparse.Namespace) -> tuple[str, str]:
     """``(proposer, tests)``: the proposer mode and the test visibility the flags ask for."""
-    proposer = args.proposer or ("llm" if args.llm_base_url else "offline")
-    if proposer in ("llm", "hybrid") and not args.llm_base_url:
-        raise ConfigError(f"--proposer {proposer} needs --llm-base-url (an LLM endpoint)")
+    proposer = proposer_mode(args)
     tests = args.tests or ("hidden" if proposer == "llm" else "visible")
     if tests == "hidden" and proposer in ("offline", "hybrid"):
         raise ConfigError(

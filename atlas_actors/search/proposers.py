@@ -1,16 +1,43 @@
 """Proposers made of proposers (domain-free): one that offers remembered actions first,
-one that gives several proposers' ideas to the same tree."""
+one that gives several proposers' ideas to the same tree, one that gives several
+proposers' solutions to the same Mind Evolution population; and the proposer modes a
+domain offers (``offline``, ``llm``, ``hybrid``)."""
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Literal
 
 import anyio
 
+from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import NodeView, Proposals, ProposedAction
-from atlas_actors.types import Task, solution_key
+from atlas_actors.types import Candidate, Task, solution_key
+
+log = logging.getLogger(__name__)
+
+ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
+"""Who proposes: ``offline`` (the domain's offline proposer), ``llm`` (an LLM endpoint),
+``hybrid`` (both, into one search), ``auto`` (``llm`` when an endpoint is given, else
+``offline``)."""
+
+PROPOSER_MODES: tuple[str, ...] = ("auto", "offline", "llm", "hybrid")
+
+
+def check_mode(mode: str, task: Task, has_llm: bool) -> ProposerMode:
+    """``mode`` resolved (``auto`` becomes ``llm`` or ``offline``); a ``ConfigError``
+    naming the allowed modes for an unknown one, and for ``llm`` or ``hybrid`` without
+    an LLM endpoint."""
+    if mode not in PROPOSER_MODES:
+        allowed = ", ".join(repr(m) for m in PROPOSER_MODES)
+        raise ConfigError(f"mode={mode!r}: allowed {allowed}")
+    if mode == "auto":
+        return "llm" if has_llm else "offline"
+    if mode in ("llm", "hybrid") and not has_llm:
+        raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
+    return mode  # type: ignore[return-value]
 
 
 class SeededProposer:
@@ -38,7 +65,31 @@ class SeededProposer:
         return out
 
 
-class MixedProposer:
+class _Several:
+    """What proposers made of several share: the counters of the parts that keep them."""
+
+    proposers: list[Any]
+
+    def _with(self, name: str) -> list[Any]:
+        return [p for p in self.proposers if callable(getattr(p, name, None))]
+
+    def usage_for(self, task_id: str) -> Any:
+        """The usage of the first proposer that keeps one (the LLM's)."""
+        users = self._with("usage_for")
+        return users[0].usage_for(task_id) if users else None
+
+    def pop_usage(self, task_id: str) -> Any:
+        users = self._with("pop_usage")
+        return users[0].pop_usage(task_id) if users else None
+
+    def report(self, task_id: str) -> dict[str, float]:
+        out: dict[str, float] = {}
+        for p in self._with("report"):
+            out.update(p.report(task_id))
+        return out
+
+
+class MixedProposer(_Several):
     """Several :class:`~atlas_actors.search.base.ActionProposer` s feeding one tree (the
     ``hybrid`` mode: an LLM's ideas and the offline repair operators' side by side).
 
@@ -86,25 +137,137 @@ class MixedProposer:
                     out.append(a[row])
         return Proposals(out[:k] if len(out) > k else out, problems=problems if not out else [])
 
-    # -- counters ------------------------------------------------------------------------
-
-    def _with(self, name: str) -> list[Any]:
-        return [p for p in self.proposers if callable(getattr(p, name, None))]
-
-    def usage_for(self, task_id: str) -> Any:
-        """The usage of the first proposer that keeps one (the LLM's)."""
-        users = self._with("usage_for")
-        return users[0].usage_for(task_id) if users else None
-
-    def pop_usage(self, task_id: str) -> Any:
-        users = self._with("pop_usage")
-        return users[0].pop_usage(task_id) if users else None
-
-    def report(self, task_id: str) -> dict[str, float]:
-        out: dict[str, float] = {}
-        for p in self._with("report"):
-            out.update(p.report(task_id))
-        return out
-
     def alternatives(self, task_id: str) -> list[Any]:
         return [a for p in self._with("alternatives") for a in p.alternatives(task_id)]
+
+
+class MixedSolutionProposer(_Several):
+    """Several :class:`~atlas_actors.search.base.Proposer` s feeding one Mind Evolution
+    population (the ``hybrid`` mode: an offline proposer's solutions and an LLM's).
+
+    * ``initial``: with ``lead`` (the default), the first proposer's alone, so a task it
+      solves at once stops the search before the others (an LLM) cost anything; without
+      it, every proposer's share of ``n`` (the first ones get the remainder).
+    * ``mutate`` and ``crossover``: every proposer at once, each asked for its own
+      ``proposals_per_call`` (fewer in proportion when the search asks for fewer than
+      :attr:`proposals_per_call`), so an LLM refines the offline proposer's programs
+      with the verifier's feedback while the offline one continues its own work.
+
+    Answers are interleaved, first proposer first, without duplicates. A proposer that
+    runs one call at a time (``max_concurrent_calls == 1``: CPU-bound) gets its calls
+    one after the other; the others' run concurrently. The first exception of a
+    proposer in a call is logged and counted (``report``: ``proposer_failures``), and
+    the others' answers are kept; when every proposer fails, the error is raised.
+    Calls into a CPU-bound proposer are ordered by the concurrent calls' timing, so a
+    hybrid search is not replayed exactly by its seed (an LLM's answers, from its
+    cache, are).
+    """
+
+    def __init__(self, proposers: Sequence[Any], *, lead: bool = True) -> None:
+        if not proposers:
+            raise ValueError("proposers: give at least one")
+        self.proposers = list(proposers)
+        self.lead = lead
+        self.proposals_per_call = sum(
+            max(1, int(getattr(p, "proposals_per_call", 1))) for p in self.proposers
+        )
+        limits = [getattr(p, "max_concurrent_calls", None) for p in self.proposers]
+        # one at a time only when every part asks for it (else the search would wait on
+        # the CPU-bound part between the LLM's calls)
+        self.max_concurrent_calls: int | None = 1 if all(m == 1 for m in limits) else None
+        self._locks = [anyio.Lock() if m == 1 else None for m in limits]
+        self._failures: dict[str, int] = {}
+
+    async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
+        return await self._initial(task, n, rng, None)
+
+    async def initial_with_examples(
+        self, task: Task, n: int, rng: random.Random, examples: list[Any]
+    ) -> list[Any]:
+        return await self._initial(task, n, rng, examples)
+
+    async def _initial(
+        self, task: Task, n: int, rng: random.Random, examples: list[Any] | None
+    ) -> list[Any]:
+        parts = self.proposers[:1] if self.lead else self.proposers
+        shares = [n // len(parts) + (1 if i < n % len(parts) else 0) for i in range(len(parts))]
+
+        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+            with_examples = getattr(p, "initial_with_examples", None)
+            if examples and with_examples is not None:
+                return with_examples(task, max(1, shares[i]), r, examples)  # type: ignore[no-any-return]
+            return p.initial(task, max(1, shares[i]), r)  # type: ignore[no-any-return]
+
+        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(parts)])
+
+    async def mutate(
+        self, task: Task, parent: Candidate, n: int, rng: random.Random, temperature: float
+    ) -> list[Any]:
+        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+            return p.mutate(task, parent, self._share(p, n), r, temperature)  # type: ignore[no-any-return]
+
+        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(self.proposers)])
+
+    async def crossover(
+        self, task: Task, a: Candidate, b: Candidate, n: int, rng: random.Random
+    ) -> list[Any]:
+        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+            return p.crossover(task, a, b, self._share(p, n), r)  # type: ignore[no-any-return]
+
+        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(self.proposers)])
+
+    def _share(self, p: Any, n: int) -> int:
+        own = max(1, int(getattr(p, "proposals_per_call", 1)))
+        return max(1, own * n // self.proposals_per_call)
+
+    async def _ask(
+        self,
+        task: Task,
+        rng: random.Random,
+        calls: list[tuple[int, Any, Callable[[int, Any, random.Random], Awaitable[list[Any]]]]],
+    ) -> list[Any]:
+        seeds = [rng.getrandbits(32) for _ in calls]  # drawn before any call: one per part
+        answers: list[list[Any]] = [[] for _ in calls]
+        errors: list[BaseException] = []
+
+        async def one(j: int) -> None:
+            i, p, call = calls[j]
+            lock = self._locks[i]
+            try:
+                if lock is None:
+                    answers[j] = list(await call(i, p, random.Random(seeds[j])))
+                else:
+                    async with lock:
+                        answers[j] = list(await call(i, p, random.Random(seeds[j])))
+            except Exception as e:  # one part's failure: the others' answers are kept
+                errors.append(e)
+                self._failures[task.id] = self._failures.get(task.id, 0) + 1
+                log.warning(
+                    "task %s: proposer %d (%s) failed: %s: %s",
+                    task.id,
+                    i,
+                    type(p).__name__,
+                    type(e).__name__,
+                    e,
+                )
+
+        async with anyio.create_task_group() as tg:
+            for j in range(len(calls)):
+                tg.start_soon(one, j)
+        if errors and len(errors) == len(calls):
+            raise errors[0]
+        out: list[Any] = []
+        seen: set[str] = set()
+        for row in range(max((len(a) for a in answers), default=0)):
+            for a in answers:
+                if row < len(a) and solution_key(a[row]) not in seen:
+                    seen.add(solution_key(a[row]))
+                    out.append(a[row])
+        return out
+
+    def report(self, task_id: str) -> dict[str, float]:
+        out = super().report(task_id)
+        failures = self._failures.pop(task_id, 0)
+        if failures:
+            out["proposer_failures"] = float(failures)
+        return out

@@ -7,7 +7,7 @@ Listed in :mod:`atlas_actors.domains` (imported only when a SWE task is searched
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,11 +15,9 @@ from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Stepper, Toolbox, Verifier
 from atlas_actors.errors import ConfigError
 from atlas_actors.search.base import ProposedAction
-from atlas_actors.search.proposers import MixedProposer
+from atlas_actors.search.proposers import MixedProposer, ProposerMode, check_mode
 from atlas_actors.swe.grading import changed_lines
 from atlas_actors.types import Candidate, Experience, Task, TaskResult
-
-ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
 
 REMEMBERED_BOOST = 2.0
 """How much a remembered edit family's prior is raised."""
@@ -56,9 +54,7 @@ def make_proposer(
     screening: it must also be a ``Toolbox``). ``remembered``: memory's solved similar
     tasks; the edit families that fixed them (else ``remembered_families``) get a
     raised prior."""
-    mode = _check_mode(mode)
-    if mode in ("llm", "hybrid"):
-        raise ConfigError(f"task {task.id}: the {mode} proposer needs an LLM endpoint")
+    check_mode(mode, task, has_llm=False)
     return _offline_proposer(task, stepper, _families(remembered) or remembered_families)
 
 
@@ -74,7 +70,7 @@ def make_llm_proposer(
     """The action proposer for one tree search of a SWE task with an LLM endpoint:
     ``llm`` (or ``auto``) the LLM's, ``hybrid`` the LLM's and the repair operators' into
     one tree, ``offline`` the repair operators only (see :func:`make_proposer`)."""
-    mode = _check_mode(mode)
+    mode = check_mode(mode, task, has_llm=True)
     if mode == "offline":
         return make_proposer(
             task,
@@ -87,12 +83,6 @@ def make_llm_proposer(
         families = _families(remembered) or remembered_families
         return MixedProposer([proposer, _offline_proposer(task, stepper, families)])
     return proposer
-
-
-def _check_mode(mode: str) -> ProposerMode:
-    if mode not in ("auto", "offline", "llm", "hybrid"):
-        raise ConfigError(f"mode={mode!r}: allowed 'auto', 'offline', 'llm', 'hybrid'")
-    return mode  # type: ignore[return-value]
 
 
 def _families(remembered: Sequence[Experience]) -> list[str]:
