@@ -101,6 +101,11 @@ class _Budget:
             time.monotonic() + cfg.time_limit_s if cfg.time_limit_s is not None else None
         )
         self.used = 0
+        self.settled = False
+        """A conversation of a concurrent proposer (an LLM) found a success worth
+        stopping on: the other conversations of the generation take no further turn
+        (each turn may cost an LLM call). A sequential proposer's conversations all run,
+        in their fixed order, so its searches replay exactly."""
 
     def remaining(self) -> int | None:
         if self.max_evaluations is None:
@@ -315,11 +320,11 @@ class MindEvolutionSearch:
         local: dict[str, Candidate] = {}
         current: Candidate | None = None
         for turn in range(cfg.turns_per_conversation):
-            if budget.out_of_time() or (limit is not None and limit <= 0):
+            if budget.out_of_time() or budget.settled or (limit is not None and limit <= 0):
                 break
             ask = n if limit is None else min(n, limit)
             async with budget.proposer_slot():
-                if budget.out_of_time():  # the slot may have taken a while to come free
+                if budget.out_of_time() or budget.settled:  # the slot may have taken a while
                     break
                 if turn == 0 and len(population) >= 2 and rng.random() < cfg.crossover_rate:
                     a = self._tournament(population, rng)
@@ -350,6 +355,8 @@ class MindEvolutionSearch:
             if limit is not None:
                 limit -= len(new)
             produced.extend(new)
+            if cfg.stop_on_success and not budget.sequential and any(map(_settles, new)):
+                budget.settled = True
             if new:
                 best_new = min(new, key=_rank_key)
                 if current is None or best_new.fitness >= current.fitness:

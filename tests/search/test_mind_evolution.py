@@ -315,3 +315,38 @@ def test_pick_attempts_per_test_input() -> None:
     same = [_cand([a], 0.9), _cand([a], 0.8)]
     assert pick_attempts(same, 1) == [{"attempt_1": a, "attempt_2": a}]
     assert pick_attempts([], 1) == [{"attempt_1": [[0]], "attempt_2": [[0]]}]
+
+
+class OneRightProposer(BitsProposer):
+    """The first mutation call returns the target at once; the others take a while and
+    return wrong strings."""
+
+    def __init__(self, sequential: bool) -> None:
+        super().__init__()
+        if sequential:
+            self.max_concurrent_calls = 1
+
+    async def mutate(
+        self, task: Task, parent: Candidate, n: int, rng: random.Random, temperature: float
+    ) -> list[Any]:
+        self.mutations += 1
+        if self.mutations == 1:
+            return [list(TARGET)]
+        await anyio.sleep(0.02)
+        return [[1 - b for b in TARGET]]
+
+
+@pytest.mark.parametrize("sequential", [False, True])
+async def test_a_success_ends_the_generations_other_conversations(sequential: bool) -> None:
+    cfg = small_config(crossover_rate=0.0)  # 3 islands x 2 conversations x 3 turns
+    proposer = OneRightProposer(sequential)
+    result = await MindEvolutionSearch(proposer, BitsEvaluator(), cfg).search(TASK, seed=1)
+    assert result.stopped == "success" and result.generations == 1
+    if sequential:
+        # one call at a time, in a fixed order: every other conversation takes its turns,
+        # so the search replays exactly (the successful one stops after its first)
+        assert proposer.mutations == 1 + 5 * 3
+    else:
+        # concurrent calls (an LLM's): the turns in flight finish (at most one per
+        # conversation), no new turn starts
+        assert 1 <= proposer.mutations <= 6
