@@ -18,6 +18,7 @@ from atlas_actors.arc.proposer import DSLProposer
 from atlas_actors.config import LLMConfig
 from atlas_actors.environments.base import Verifier
 from atlas_actors.search.base import Proposer
+from atlas_actors.search.proposers import ProposerMode, check_mode
 from atlas_actors.types import Candidate, Task, TaskResult, solution_key
 
 
@@ -26,6 +27,11 @@ class ARCOptions(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    mode: ProposerMode = "auto"
+    """``offline`` (the DSL proposer), ``llm`` (needs an LLM endpoint), ``hybrid`` (both
+    into one Mind Evolution population: the DSL's first, so a task it solves at once
+    costs no LLM call, then the LLM refines the programs it found alongside its
+    enumeration), ``auto`` (``llm`` when an endpoint is given, else ``offline``)."""
     cpu_limits: bool = True
     """False lifts the DSL proposer's per-step CPU-time safety nets, so its work is
     bounded by op applications alone and a run with an evaluation budget gives the same
@@ -52,6 +58,7 @@ def make_proposer(
     task: Task,
     llm: LLMConfig | None = None,
     *,
+    mode: ProposerMode = "auto",
     cpu_limits: bool = True,
     time_limit_s: float | None = None,
     check_views: bool = False,
@@ -59,8 +66,11 @@ def make_proposer(
 ) -> Proposer:
     """The offline proposer for one search of an ARC task: a fresh DSL proposer (it keeps
     per-search state, so each search gets its own and the same seed gives the same
-    result however many searches ran before or beside it). ``cpu_limits``,
+    result however many searches ran before or beside it). ``mode`` ``llm`` or
+    ``hybrid`` is a ``ConfigError`` here (they need an endpoint: see
+    :func:`atlas_actors.arc.llm_proposer.shared_llm_proposer`). ``cpu_limits``,
     ``time_limit_s``, ``check_views`` and ``evolve``: see :class:`ARCOptions`."""
+    check_mode(mode, task, has_llm=False)
     proposer = DSLProposer(time_limit=time_limit_s, check_views=check_views, evolve=evolve)
     if not cpu_limits:
         inf = float("inf")

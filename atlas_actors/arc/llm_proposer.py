@@ -27,6 +27,7 @@ from typing import Any
 import anyio.to_thread
 
 from atlas_actors.arc import prompts
+from atlas_actors.arc.domain import make_proposer
 from atlas_actors.arc.dsl import readable
 from atlas_actors.arc.environment import load_arc_task
 from atlas_actors.config import LLMConfig
@@ -34,6 +35,8 @@ from atlas_actors.llm.client import LLMClient, LLMStatusError, draw_sample_index
 from atlas_actors.llm.extract import extract_program
 from atlas_actors.llm.usage import Usage
 from atlas_actors.resources import AsyncResource, shared_resource
+from atlas_actors.search.base import Proposer
+from atlas_actors.search.proposers import MixedSolutionProposer, ProposerMode, check_mode
 from atlas_actors.types import Candidate, Task
 
 log = logging.getLogger(__name__)
@@ -227,16 +230,35 @@ def shared_llm_proposer(
     task: Task,
     llm: LLMConfig,
     *,
+    mode: ProposerMode = "auto",
     cpu_limits: bool = True,
     time_limit_s: float | None = None,
     check_views: bool = False,
     evolve: bool = False,
-) -> LLMProgramProposer:
-    """The ARC domain's LLM proposer for one search: the proposer for ``llm``, shared per
-    endpoint in this process (see :func:`atlas_actors.resources.shared_resource`).
-    ``cpu_limits``, ``time_limit_s``, ``check_views`` and ``evolve`` concern the offline
-    DSL proposer only."""
+) -> Proposer:
+    """The ARC domain's proposer for one search when an LLM endpoint is given: the LLM
+    proposer for ``llm`` (``mode`` ``llm`` or ``auto``), shared per endpoint in this
+    process (see :func:`atlas_actors.resources.shared_resource`); the offline DSL
+    proposer (``offline``); or both into one population (``hybrid``: the DSL's
+    programs first, then the LLM's refinements of them beside the enumeration; see
+    :class:`~atlas_actors.search.proposers.MixedSolutionProposer`). ``cpu_limits``,
+    ``time_limit_s``, ``check_views`` and ``evolve`` concern the DSL proposer only."""
+    mode = check_mode(mode, task, has_llm=True)
+
+    def dsl() -> Proposer:
+        return make_proposer(
+            task,
+            cpu_limits=cpu_limits,
+            time_limit_s=time_limit_s,
+            check_views=check_views,
+            evolve=evolve,
+        )
+
+    if mode == "offline":
+        return dsl()
     proposer: LLMProgramProposer = shared_resource(
         ("arc", llm.model_dump_json()), lambda: make_llm_proposer(llm)
     )
+    if mode == "hybrid":
+        return MixedSolutionProposer([dsl(), proposer])
     return proposer

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from atlas_actors.arc.dsl import readable
 from atlas_actors.types import Candidate, Outcome
 
 Message = dict[str, Any]
@@ -87,10 +88,16 @@ def render_task(train: Sequence[tuple[GridLike, GridLike]], test_inputs: Sequenc
 
 
 def render_program(solution: Any) -> str:
-    """A candidate's solution as a code block (Python source) or JSON (DSL data)."""
+    """A candidate's solution as a code block: Python source as it is, a DSL program as
+    the standalone Python it compiles to (what a model can read and rewrite: the
+    programs the offline search found, in the hybrid mode), other data as JSON."""
     if isinstance(solution, str):
         return f"```python\n{solution.strip()}\n```"
-    return f"```json\n{json.dumps(solution)}\n```"
+    data = json.dumps(solution)
+    text = readable(solution)
+    if text is not None and text != data:
+        return f"```python\n{text.strip()}\n```"
+    return f"```json\n{data}\n```"
 
 
 def render_feedback(

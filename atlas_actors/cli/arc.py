@@ -20,6 +20,7 @@ from atlas_actors.cli.common import (
     positive_float,
     positive_int,
     prepare_out_dir,
+    proposer_mode,
     quantile,
     router_config,
     routes_of,
@@ -105,6 +106,14 @@ def add_parser(sub: Any) -> None:
         help="candidates kept per island (default: 20)",
     )
     budget.add_argument(
+        "--proposer",
+        choices=["offline", "llm", "hybrid"],
+        help="who proposes programs: the offline DSL search, the LLM, or both into one "
+        "population (hybrid: the DSL's programs first, so a task it solves at once costs "
+        "no LLM call, then the LLM refines them beside the enumeration) (default: llm "
+        "with --llm-base-url, else offline)",
+    )
+    budget.add_argument(
         "--evolve",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -182,6 +191,7 @@ def arc_options(args: argparse.Namespace) -> dict[str, Any]:
     """The ARC proposer options of a run (``ARCOptions`` fields; those not given keep
     their defaults)."""
     options: dict[str, Any] = {
+        "mode": proposer_mode(args),
         "cpu_limits": args.budget is None,
         "time_limit_s": time_limit(args),
     }
@@ -235,6 +245,7 @@ async def run_arc(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     console = Console(stderr=True, quiet=args.quiet)
+    proposer_mode(args)  # --proposer llm or hybrid without an endpoint: named before any work
     out_dir = Path(args.out)
     log = prepare_out_dir(out_dir, args.resume)
     tasks = select_arc_tasks(args)

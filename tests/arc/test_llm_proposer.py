@@ -19,7 +19,7 @@ from atlas_actors.errors import LLMError
 from atlas_actors.llm.client import LLMClient
 from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
 from atlas_actors.search.base import Proposer, Scorer
-from atlas_actors.types import Candidate, Check, Outcome, Task
+from atlas_actors.types import Candidate, Check, Outcome, Task, TaskResult
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -346,3 +346,95 @@ async def test_mind_evolution_solves_a_real_arc_task_after_feedback() -> None:
         assert np.array_equal(mirrored, data.test_outputs[0])
     finally:
         await evaluator.aclose()
+
+
+# -- hybrid: the DSL's programs first, the LLM's refinements beside the enumeration ------------
+
+
+def _grids_task() -> tuple[Task, str]:
+    """A task no DSL op expresses (each cell plus its row and twice its column, mod 10),
+    and the program that solves it."""
+    rng = np.random.default_rng(5)
+
+    def pair(h: int, w: int) -> dict[str, Any]:
+        x = rng.integers(0, 10, (h, w))
+        yy, xx = np.mgrid[0:h, 0:w]
+        return {"input": x.tolist(), "output": ((x + yy + 2 * xx) % 10).tolist()}
+
+    grids = {"train": [pair(4, 5), pair(5, 4), pair(3, 6)], "test": [pair(5, 5)]}
+    right = (
+        "def transform(grid):\n"
+        "    return [[(v + i + 2 * j) % 10 for j, v in enumerate(row)]"
+        " for i, row in enumerate(grid)]"
+    )
+    return Task(id="arith", domain="arc", context={"grids": grids}), right
+
+
+async def _solve_hybrid(task: Task, respond: Any) -> tuple[TaskResult, FakeLLMServer]:
+    """``task`` searched by ``solve_task`` in the hybrid mode, the LLM answering with
+    ``respond``; the result and the (stopped) server with its log."""
+    from atlas_actors.environments.local import LocalEvaluator
+    from atlas_actors.search.solve import solve_task
+
+    config = MindEvolutionConfig(
+        islands=1,
+        population_size=4,
+        generations=2,
+        conversations_per_island=1,
+        turns_per_conversation=1,
+        crossover_rate=0.0,
+        time_limit_s=60.0,
+    )
+    evaluator = LocalEvaluator()
+    try:
+        async with FakeLLMServer(respond) as server:
+            result = await solve_task(
+                task,
+                evaluator,
+                config=config,
+                llm=_config(server),
+                proposer_options={"mode": "hybrid"},
+            )
+    finally:
+        await evaluator.aclose()
+    return result, server
+
+
+async def test_hybrid_costs_no_llm_call_on_a_task_the_dsl_solves() -> None:
+    result, server = await _solve_hybrid(TASK, lambda r: _answer(WRONG))
+    assert result.error is None and result.solved and result.checks_passed
+    assert server.requests == 0
+    assert result.solution != WRONG and not isinstance(result.solution, str)  # a DSL program
+
+
+async def test_hybrid_llm_refines_the_dsls_programs_into_a_solution() -> None:
+    import shutil
+
+    if shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (bwrap) is not installed: the sandbox cannot run programs")
+    task, right = _grids_task()
+
+    def respond(req: ChatRequest) -> str:
+        if req.system == prompts.CRITIC_SYSTEM:
+            return "Each cell must also add its row and twice its column, modulo 10."
+        return _answer(right)
+
+    result, server = await _solve_hybrid(task, respond)
+    assert result.error is None and result.solved, result
+    assert result.solution == right
+    # the LLM was never asked for a first program: its first request criticises a DSL
+    # program (shown as Python) that the enumeration found
+    first = server.log[0]
+    assert first.system == prompts.CRITIC_SYSTEM
+    assert "ARC program found by atlas_actors" in first.text
+    assert result.usage and result.usage["calls"] == server.requests >= 2
+    assert result.stats["op_applications"] > 0  # the DSL kept enumerating beside it
+
+
+async def test_hybrid_and_llm_modes_need_an_endpoint() -> None:
+    from atlas_actors.arc.domain import make_proposer
+    from atlas_actors.errors import ConfigError
+
+    for mode in ("hybrid", "llm"):
+        with pytest.raises(ConfigError, match=f"the {mode} proposer needs an LLM endpoint"):
+            make_proposer(TASK, mode=mode)  # type: ignore[arg-type]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from atlas_actors.arc.judge import FALLBACK_SCORE, score_from_text
-from atlas_actors.arc.prompts import render_feedback, render_grid, render_task
+from atlas_actors.arc.prompts import render_feedback, render_grid, render_program, render_task
 from atlas_actors.llm.extract import parse_score
 from atlas_actors.types import Check, Outcome
 
@@ -63,3 +63,14 @@ def test_render_feedback_includes_pairs_outputs_and_verifier_text() -> None:
     )
     assert "train 0: ERROR: ZeroDivisionError" in render_feedback(errored)
     assert "not been run" in render_feedback(None)
+
+
+def test_a_dsl_program_is_shown_as_the_python_it_compiles_to() -> None:
+    shown = render_program(["rot180", ["color_list", "x", "desc", "h", 7]])
+    assert shown.startswith("```python\n") and shown.endswith("\n```")
+    assert "def transform(grid" in shown and "def color_list(" in shown
+    assert "rot180(color_list(x, 'desc', 'h', 7))" in shown
+    assert render_program("def transform(grid):\n    return grid\n") == (
+        "```python\ndef transform(grid):\n    return grid\n```"
+    )
+    assert render_program({"not": "a program"}) == '```json\n{"not": "a program"}\n```'

@@ -368,3 +368,91 @@ def test_the_time_limit_and_the_budget(argv: list[str], limit: float | None) -> 
     args = build_parser().parse_args(["arc", *argv])
     assert time_limit(args) == limit
     assert search_config(args).time_limit_s == limit
+
+
+def test_proposer_hybrid_without_an_endpoint_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = str(tmp_path / "x")
+    argv = ["--split", "train", "--ids", EASY[0], "--proposer", "hybrid", "--out", out]
+    assert run_cli("arc", "--no-ray", *argv) == 2
+    assert "--proposer hybrid needs --llm-base-url" in capsys.readouterr().err
+
+
+async def test_proposer_hybrid_asks_the_llm_only_where_the_dsl_has_no_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import anyio.to_thread
+    import numpy as np
+
+    from atlas_actors.arc import prompts
+    from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    folder = tmp_path / "tasks"
+    folder.mkdir()
+    easy = load_arc_task(Task(id=EASY[1], domain="arc", context={"arc_task_id": EASY[1]}))
+    assert easy.test_outputs is not None
+    (folder / "mirror.json").write_text(
+        json.dumps(
+            {
+                "train": [{"input": i.tolist(), "output": o.tolist()} for i, o in easy.train],
+                "test": [
+                    {"input": i.tolist(), "output": o.tolist()}
+                    for i, o in zip(easy.test_inputs, easy.test_outputs, strict=True)
+                ],
+            }
+        )
+    )
+    from atlas_actors.arc.environment import TrainInvariants
+
+    def pair(rng: np.random.Generator, h: int, w: int) -> tuple[Any, Any]:
+        x = rng.integers(0, 10, (h, w))  # each cell plus its row, mod 10
+        return x, (x + np.arange(h)[:, None]) % 10
+
+    for seed in range(100):  # a test answer the environment has no doubt about
+        rng = np.random.default_rng(seed)
+        train = [pair(rng, 6, 6), pair(rng, 5, 7), pair(rng, 7, 5)]
+        test_in, test_out = pair(rng, 6, 4)
+        if not TrainInvariants.of(train).doubts(test_in, test_out):
+            break
+    grids = {
+        "train": [{"input": x.tolist(), "output": y.tolist()} for x, y in train],
+        "test": [{"input": test_in.tolist(), "output": test_out.tolist()}],
+    }
+    (folder / "arith.json").write_text(json.dumps(grids))
+    right = (
+        "def transform(grid):\n"
+        "    return [[(v + i) % 10 for v in row] for i, row in enumerate(grid)]"
+    )
+    asked_about: list[str] = []
+
+    def respond(req: ChatRequest) -> str:
+        asked_about.append(req.text)
+        if req.system == prompts.CRITIC_SYSTEM:
+            return "Add the row index to every cell, modulo 10."
+        return f"```python\n{right}\n```"
+
+    out = tmp_path / "run"
+    async with FakeLLMServer(respond) as server:
+        argv = [
+            "arc", "--no-ray", "--tasks", str(folder), "--out", str(out), "--proposer",
+            "hybrid", "--llm-base-url", server.base_url, "--time-limit", "30", "--seed", "0",
+            "--quiet", "--no-memory",
+        ]  # fmt: skip
+        code = await anyio.to_thread.run_sync(run_cli, *argv)
+    assert code == 0
+    rows = {r["task_id"]: r for r in read_results(out)}
+    assert rows["mirror"]["solved"] is True and rows["arith"]["solved"] is True
+    assert not isinstance(rows["mirror"]["solution"], str)  # the DSL's program
+    assert rows["arith"]["solution"] == right
+    assert rows["mirror"]["usage"]["calls"] == 0  # solved by the DSL: no LLM call
+    assert rows["arith"]["usage"]["calls"] == server.requests
+    # no request asks for a first program: each refines programs the search found
+    assert server.requests >= 2
+    assert all(
+        any(m in t for m in ("# Candidate program", "# Your previous program", "# Program A"))
+        for t in asked_about
+    )
+    run = json.loads((out / "run.json").read_text())
+    assert run["proposer"] == "hybrid"
