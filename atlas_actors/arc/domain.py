@@ -40,7 +40,8 @@ class ARCOptions(BaseModel):
     time_limit_s: float | None = Field(default=None, gt=0.0)
     """The search's wall-clock time limit, told to the DSL proposer so that its
     enumeration steps end at it (the search checks the limit only between proposer
-    calls); None: the proposer reads no wall clock. The LLM proposer ignores it."""
+    calls); None: the proposer reads no wall clock. The LLM proposer ignores it; in the
+    hybrid mode, LLM calls still running at the limit are cancelled."""
     check_views: bool = False
     """Rank the DSL programs that fit every train pair by whether their test answers keep
     the views of the task they keep on the train inputs (``DSLProposer(check_views=)``;

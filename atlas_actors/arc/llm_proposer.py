@@ -242,7 +242,9 @@ def shared_llm_proposer(
     proposer (``offline``); or both into one population (``hybrid``: the DSL's
     programs first, then the LLM's refinements of them beside the enumeration; see
     :class:`~atlas_actors.search.proposers.MixedSolutionProposer`). ``cpu_limits``,
-    ``time_limit_s``, ``check_views`` and ``evolve`` concern the DSL proposer only."""
+    ``time_limit_s``, ``check_views`` and ``evolve`` concern the DSL proposer (and
+    ``time_limit_s`` the hybrid's LLM calls still in flight at the limit, which are
+    cancelled)."""
     mode = check_mode(mode, task, has_llm=True)
 
     def dsl() -> Proposer:
@@ -260,5 +262,5 @@ def shared_llm_proposer(
         ("arc", llm.model_dump_json()), lambda: make_llm_proposer(llm)
     )
     if mode == "hybrid":
-        return MixedSolutionProposer([dsl(), proposer])
+        return MixedSolutionProposer([dsl(), proposer], time_limit=time_limit_s)
     return proposer

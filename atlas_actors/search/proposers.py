@@ -6,7 +6,9 @@ domain offers (``offline``, ``llm``, ``hybrid``)."""
 from __future__ import annotations
 
 import logging
+import math
 import random
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Literal
 
@@ -161,13 +163,23 @@ class MixedSolutionProposer(_Several):
     Calls into a CPU-bound proposer are ordered by the concurrent calls' timing, so a
     hybrid search is not replayed exactly by its seed (an LLM's answers, from its
     cache, are).
+
+    ``time_limit``: the search's time limit in seconds, counted from this proposer's
+    first call (as the offline proposers count theirs). A call of a concurrent part (an
+    LLM) still running when it passes is cancelled and gives nothing, so a search is
+    not held past its limit by requests in flight; a CPU-bound part is left to end its
+    own work at the limit (its answers are kept). None: no limit here.
     """
 
-    def __init__(self, proposers: Sequence[Any], *, lead: bool = True) -> None:
+    def __init__(
+        self, proposers: Sequence[Any], *, lead: bool = True, time_limit: float | None = None
+    ) -> None:
         if not proposers:
             raise ValueError("proposers: give at least one")
         self.proposers = list(proposers)
         self.lead = lead
+        self.time_limit = time_limit
+        self._deadline: float | None = None
         self.proposals_per_call = sum(
             max(1, int(getattr(p, "proposals_per_call", 1))) for p in self.proposers
         )
@@ -229,13 +241,19 @@ class MixedSolutionProposer(_Several):
         seeds = [rng.getrandbits(32) for _ in calls]  # drawn before any call: one per part
         answers: list[list[Any]] = [[] for _ in calls]
         errors: list[BaseException] = []
+        if self._deadline is None and self.time_limit is not None:
+            self._deadline = time.monotonic() + self.time_limit
 
         async def one(j: int) -> None:
             i, p, call = calls[j]
             lock = self._locks[i]
             try:
                 if lock is None:
-                    answers[j] = list(await call(i, p, random.Random(seeds[j])))
+                    left = math.inf if self._deadline is None else self._deadline - time.monotonic()
+                    if left <= 0:
+                        return  # past the time limit: not asked at all
+                    with anyio.move_on_after(left):
+                        answers[j] = list(await call(i, p, random.Random(seeds[j])))
                 else:
                     async with lock:
                         answers[j] = list(await call(i, p, random.Random(seeds[j])))

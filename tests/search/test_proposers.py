@@ -149,6 +149,25 @@ async def test_a_failing_part_is_counted_and_the_others_answers_kept() -> None:
         await mixed.mutate(TASK, Candidate(solution="p"), 3, random.Random(0), 1.0)
 
 
+async def test_the_time_limit_cuts_calls_in_flight_but_keeps_cpu_bound_answers() -> None:
+    class Slow(Part):
+        async def mutate(self, *args: Any) -> list[Any]:
+            self.calls.append(("mutate", 1))
+            await anyio.sleep(30)
+            return ["late"]
+
+    dsl, llm = Part("dsl", 2, one_at_a_time=True), Slow("llm", 1)
+    mixed = MixedSolutionProposer([dsl, llm], time_limit=0.3)
+    start = anyio.current_time()
+    got = await mixed.mutate(TASK, Candidate(solution="p"), 3, random.Random(0), 1.0)
+    assert anyio.current_time() - start < 5
+    assert [s.split(":")[0] for s in got] == ["dsl", "dsl"] and llm.calls == [("mutate", 1)]
+    assert mixed.report(TASK.id) == {}  # cut at the limit is not a failure
+    # past the limit, a concurrent part is not asked at all
+    got = await mixed.mutate(TASK, Candidate(solution="p"), 3, random.Random(0), 1.0)
+    assert [s.split(":")[0] for s in got] == ["dsl", "dsl"] and len(llm.calls) == 1
+
+
 def test_modes_resolve_and_bad_ones_are_named() -> None:
     assert check_mode("auto", TASK, has_llm=True) == "llm"
     assert check_mode("auto", TASK, has_llm=False) == "offline"
