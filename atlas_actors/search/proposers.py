@@ -5,6 +5,7 @@ domain offers (``offline``, ``llm``, ``hybrid``)."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import random
@@ -153,7 +154,10 @@ class MixedSolutionProposer(_Several):
     * ``mutate`` and ``crossover``: every proposer at once, each asked for its own
       ``proposals_per_call`` (fewer in proportion when the search asks for fewer than
       :attr:`proposals_per_call`), so an LLM refines the offline proposer's programs
-      with the verifier's feedback while the offline one continues its own work.
+      with the verifier's feedback while the offline one continues its own work. A
+      CPU-bound part is called again, with a new rng, for as long as a concurrent
+      part's call is still running (until it returns nothing or the time limit): the
+      turn lasts as long as the LLM's answer, and the core is kept busy meanwhile.
 
     Answers are interleaved, first proposer first, without duplicates. A proposer that
     runs one call at a time (``max_concurrent_calls == 1``: CPU-bound) gets its calls
@@ -243,20 +247,33 @@ class MixedSolutionProposer(_Several):
         errors: list[BaseException] = []
         if self._deadline is None and self.time_limit is not None:
             self._deadline = time.monotonic() + self.time_limit
+        waiting = [sum(self._locks[i] is None for i, _, _ in calls)]  # concurrent parts running
+
+        def left() -> float:
+            return math.inf if self._deadline is None else self._deadline - time.monotonic()
 
         async def one(j: int) -> None:
             i, p, call = calls[j]
             lock = self._locks[i]
             try:
                 if lock is None:
-                    left = math.inf if self._deadline is None else self._deadline - time.monotonic()
-                    if left <= 0:
-                        return  # past the time limit: not asked at all
-                    with anyio.move_on_after(left):
-                        answers[j] = list(await call(i, p, random.Random(seeds[j])))
-                else:
+                    try:
+                        if left() <= 0:
+                            return  # past the time limit: not asked at all
+                        with anyio.move_on_after(left()):
+                            answers[j] = list(await call(i, p, random.Random(seeds[j])))
+                    finally:
+                        waiting[0] -= 1
+                    return
+                # a CPU-bound part works on while a concurrent part's call (an LLM's
+                # answer, seconds away) is still running, so the core is not left idle
+                # between turns; every call its own rng, from this call's seed
+                for k in itertools.count():
                     async with lock:
-                        answers[j] = list(await call(i, p, random.Random(seeds[j])))
+                        got = list(await call(i, p, random.Random(seeds[j] * 1_000_003 + k)))
+                    answers[j] += got
+                    if not got or not waiting[0] or left() <= 0:
+                        break
             except Exception as e:  # one part's failure: the others' answers are kept
                 errors.append(e)
                 self._failures[task.id] = self._failures.get(task.id, 0) + 1
