@@ -5,7 +5,7 @@ domain offers (``offline``, ``llm``, ``hybrid``)."""
 
 from __future__ import annotations
 
-import itertools
+import asyncio
 import logging
 import math
 import random
@@ -20,6 +20,9 @@ from atlas_actors.search.base import NodeView, Proposals, ProposedAction
 from atlas_actors.types import Candidate, Task, solution_key
 
 log = logging.getLogger(__name__)
+
+_PartCall = Callable[[Any, random.Random], Awaitable[list[Any]]]
+"""One turn's call of a part: ``call(proposer, rng)``."""
 
 ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
 """Who proposes: ``offline`` (the domain's offline proposer), ``llm`` (an LLM endpoint),
@@ -148,41 +151,56 @@ class MixedSolutionProposer(_Several):
     """Several :class:`~atlas_actors.search.base.Proposer` s feeding one Mind Evolution
     population (the ``hybrid`` mode: an offline proposer's solutions and an LLM's).
 
+    The parts are of two kinds. One that runs one call at a time
+    (``max_concurrent_calls == 1``: CPU-bound, the offline proposer) answers within the
+    turn, its calls one after the other. The others (an LLM, seconds per answer) work in
+    the background: a turn starts a call of theirs and returns without waiting for it;
+    what they answered since the last turn comes back with the next one. So a turn
+    lasts one offline call, the search evaluates the offline proposer's children as
+    they come (its core is never left idle waiting on a model), and up to
+    ``in_flight`` calls of each background part run all the time.
+
     * ``initial``: with ``lead`` (the default), the first proposer's alone, so a task it
       solves at once stops the search before the others (an LLM) cost anything; without
-      it, every proposer's share of ``n`` (the first ones get the remainder).
-    * ``mutate`` and ``crossover``: every proposer at once, each asked for its own
-      ``proposals_per_call`` (fewer in proportion when the search asks for fewer than
-      :attr:`proposals_per_call`), so an LLM refines the offline proposer's programs
-      with the verifier's feedback while the offline one continues its own work. A
-      CPU-bound part is called again, with a new rng, for as long as a concurrent
-      part's call is still running (until it returns nothing or the time limit): the
-      turn lasts as long as the LLM's answer, and the core is kept busy meanwhile.
+      it, every proposer's share of ``n`` (the first ones get the remainder), awaited.
+    * ``mutate`` and ``crossover``: each part asked for its own ``proposals_per_call``
+      (fewer in proportion when the search asks for fewer than
+      :attr:`proposals_per_call`) on the turn's parents: an LLM refines the offline
+      proposer's programs with the verifier's feedback while the offline one continues
+      its own work. A background part's children join the population in a later turn
+      (under that turn's parents). With background parts only, a turn waits for the
+      first of their answers.
 
-    Answers are interleaved, first proposer first, without duplicates. A proposer that
-    runs one call at a time (``max_concurrent_calls == 1``: CPU-bound) gets its calls
-    one after the other; the others' run concurrently. The first exception of a
-    proposer in a call is logged and counted (``report``: ``proposer_failures``), and
-    the others' answers are kept; when every proposer fails, the error is raised.
-    Calls into a CPU-bound proposer are ordered by the concurrent calls' timing, so a
-    hybrid search is not replayed exactly by its seed (an LLM's answers, from its
-    cache, are).
+    Answers are interleaved, first proposer first, without duplicates. A part's failure
+    is logged and counted (``report``: ``proposer_failures``) and the others' answers
+    are kept; a turn with nothing to give but failures raises the first. Which turn
+    gets a background answer depends on timing, so a hybrid search is not replayed
+    exactly by its seed (an LLM's answers, from its cache, are).
 
     ``time_limit``: the search's time limit in seconds, counted from this proposer's
-    first call (as the offline proposers count theirs). A call of a concurrent part (an
-    LLM) still running when it passes is cancelled and gives nothing, so a search is
-    not held past its limit by requests in flight; a CPU-bound part is left to end its
-    own work at the limit (its answers are kept). None: no limit here.
+    first call (as the offline proposers count theirs). Background calls still running
+    when it passes are cancelled, and none starts after it; a CPU-bound part ends the
+    call it is in at the limit (its answers are kept), and turns that waited for it
+    past the limit call it no more. :meth:`cancel` (called by ``report``, at the end of a
+    search) cancels a task's calls still in flight. None: no limit here.
     """
 
     def __init__(
-        self, proposers: Sequence[Any], *, lead: bool = True, time_limit: float | None = None
+        self,
+        proposers: Sequence[Any],
+        *,
+        lead: bool = True,
+        time_limit: float | None = None,
+        in_flight: int = 8,
     ) -> None:
         if not proposers:
             raise ValueError("proposers: give at least one")
+        if in_flight < 1:
+            raise ValueError(f"in_flight: must be at least 1, got {in_flight}")
         self.proposers = list(proposers)
         self.lead = lead
         self.time_limit = time_limit
+        self.in_flight = in_flight
         self._deadline: float | None = None
         self.proposals_per_call = sum(
             max(1, int(getattr(p, "proposals_per_call", 1))) for p in self.proposers
@@ -193,6 +211,9 @@ class MixedSolutionProposer(_Several):
         self.max_concurrent_calls: int | None = 1 if all(m == 1 for m in limits) else None
         self._locks = [anyio.Lock() if m == 1 else None for m in limits]
         self._failures: dict[str, int] = {}
+        self._flight: dict[tuple[str, int], set[asyncio.Task[None]]] = {}
+        self._ready: dict[str, dict[int, list[Any]]] = {}
+        self._errors: dict[str, list[BaseException]] = {}
 
     async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         return await self._initial(task, n, rng, None)
@@ -207,102 +228,168 @@ class MixedSolutionProposer(_Several):
     ) -> list[Any]:
         parts = self.proposers[:1] if self.lead else self.proposers
         shares = [n // len(parts) + (1 if i < n % len(parts) else 0) for i in range(len(parts))]
+        seeds = [rng.getrandbits(32) for _ in parts]  # drawn before any call: one per part
+        self._start_clock()
+        answers: dict[int, list[Any]] = {}
+        errors: list[BaseException] = []
 
-        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+        async def one(i: int) -> None:
+            p = parts[i]
             with_examples = getattr(p, "initial_with_examples", None)
-            if examples and with_examples is not None:
-                return with_examples(task, max(1, shares[i]), r, examples)  # type: ignore[no-any-return]
-            return p.initial(task, max(1, shares[i]), r)  # type: ignore[no-any-return]
+            r, k = random.Random(seeds[i]), max(1, shares[i])
+            try:
+                with anyio.move_on_after(self._left() if self._locks[i] is None else math.inf):
+                    if examples and with_examples is not None:
+                        got = await with_examples(task, k, r, examples)
+                    else:
+                        got = await p.initial(task, k, r)
+                    answers[i] = list(got)
+            except Exception as e:  # one part's failure: the others' answers are kept
+                errors.append(e)
+                self._failed(task, i, e)
 
-        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(parts)])
+        async with anyio.create_task_group() as tg:
+            for i in range(len(parts)):
+                tg.start_soon(one, i)
+        return self._merge(answers, errors)
 
     async def mutate(
         self, task: Task, parent: Candidate, n: int, rng: random.Random, temperature: float
     ) -> list[Any]:
-        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+        def call(p: Any, r: random.Random) -> Awaitable[list[Any]]:
             return p.mutate(task, parent, self._share(p, n), r, temperature)  # type: ignore[no-any-return]
 
-        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(self.proposers)])
+        return await self._turn(task, rng, call)
 
     async def crossover(
         self, task: Task, a: Candidate, b: Candidate, n: int, rng: random.Random
     ) -> list[Any]:
-        def call(i: int, p: Any, r: random.Random) -> Awaitable[list[Any]]:
+        def call(p: Any, r: random.Random) -> Awaitable[list[Any]]:
             return p.crossover(task, a, b, self._share(p, n), r)  # type: ignore[no-any-return]
 
-        return await self._ask(task, rng, [(i, p, call) for i, p in enumerate(self.proposers)])
+        return await self._turn(task, rng, call)
+
+    def cancel(self, task_id: str) -> None:
+        """Cancel ``task_id``'s background calls still running and drop what they
+        answered that no turn has taken (the search is over)."""
+        for key in [k for k in self._flight if k[0] == task_id]:
+            for t in self._flight.pop(key):
+                t.cancel()
+        self._ready.pop(task_id, None)
+        self._errors.pop(task_id, None)
+
+    def report(self, task_id: str) -> dict[str, float]:
+        self.cancel(task_id)
+        out = super().report(task_id)
+        failures = self._failures.pop(task_id, 0)
+        if failures:
+            out["proposer_failures"] = float(failures)
+        return out
+
+    # -- pieces ----------------------------------------------------------------------------
 
     def _share(self, p: Any, n: int) -> int:
         own = max(1, int(getattr(p, "proposals_per_call", 1)))
         return max(1, own * n // self.proposals_per_call)
 
-    async def _ask(
+    def _start_clock(self) -> None:
+        if self._deadline is None and self.time_limit is not None:
+            self._deadline = time.monotonic() + self.time_limit
+
+    def _left(self) -> float:
+        return math.inf if self._deadline is None else self._deadline - time.monotonic()
+
+    def _failed(self, task: Task, i: int, e: BaseException) -> None:
+        self._failures[task.id] = self._failures.get(task.id, 0) + 1
+        p = self.proposers[i]
+        log.warning(
+            "task %s: proposer %d (%s) failed: %s: %s", task.id, i, type(p).__name__,
+            type(e).__name__, e,
+        )  # fmt: skip
+
+    async def _turn(
         self,
         task: Task,
         rng: random.Random,
-        calls: list[tuple[int, Any, Callable[[int, Any, random.Random], Awaitable[list[Any]]]]],
+        call: Callable[[Any, random.Random], Awaitable[list[Any]]],
     ) -> list[Any]:
-        seeds = [rng.getrandbits(32) for _ in calls]  # drawn before any call: one per part
-        answers: list[list[Any]] = [[] for _ in calls]
+        seeds = [rng.getrandbits(32) for _ in self.proposers]  # one per part, before any call
+        self._start_clock()
+        for i, p in enumerate(self.proposers):
+            if self._locks[i] is None:
+                self._launch(task, i, call, p, random.Random(seeds[i]))
+        answers: dict[int, list[Any]] = {}
         errors: list[BaseException] = []
-        if self._deadline is None and self.time_limit is not None:
-            self._deadline = time.monotonic() + self.time_limit
-        waiting = [sum(self._locks[i] is None for i, _, _ in calls)]  # concurrent parts running
-
-        def left() -> float:
-            return math.inf if self._deadline is None else self._deadline - time.monotonic()
-
-        async def one(j: int) -> None:
-            i, p, call = calls[j]
+        for i, p in enumerate(self.proposers):
             lock = self._locks[i]
+            if lock is None:
+                continue
             try:
-                if lock is None:
-                    try:
-                        if left() <= 0:
-                            return  # past the time limit: not asked at all
-                        with anyio.move_on_after(left()):
-                            answers[j] = list(await call(i, p, random.Random(seeds[j])))
-                    finally:
-                        waiting[0] -= 1
-                    return
-                # a CPU-bound part works on while a concurrent part's call (an LLM's
-                # answer, seconds away) is still running, so the core is not left idle
-                # between turns; every call its own rng, from this call's seed
-                for k in itertools.count():
-                    async with lock:
-                        got = list(await call(i, p, random.Random(seeds[j] * 1_000_003 + k)))
-                    answers[j] += got
-                    if not got or not waiting[0] or left() <= 0:
-                        break
+                async with lock:
+                    if self._left() > 0:  # turns that queued past the limit: nothing
+                        answers[i] = list(await call(p, random.Random(seeds[i])))
             except Exception as e:  # one part's failure: the others' answers are kept
                 errors.append(e)
-                self._failures[task.id] = self._failures.get(task.id, 0) + 1
-                log.warning(
-                    "task %s: proposer %d (%s) failed: %s: %s",
-                    task.id,
-                    i,
-                    type(p).__name__,
-                    type(e).__name__,
-                    e,
-                )
+                self._failed(task, i, e)
+        if all(lock is None for lock in self._locks):  # nothing answers at once: wait
+            await self._first_answer(task)
+        for i, got in self._ready.pop(task.id, {}).items():
+            answers.setdefault(i, []).extend(got)
+        errors += self._errors.pop(task.id, [])
+        return self._merge(answers, errors)
 
-        async with anyio.create_task_group() as tg:
-            for j in range(len(calls)):
-                tg.start_soon(one, j)
-        if errors and len(errors) == len(calls):
+    def _launch(
+        self,
+        task: Task,
+        i: int,
+        call: _PartCall,
+        p: Any,
+        r: random.Random,
+    ) -> None:
+        """Start a background call of part ``i`` unless ``in_flight`` of its calls for
+        ``task`` are running or the time limit has passed."""
+        flight = self._flight.setdefault((task.id, i), set())
+        left = self._left()
+        if len(flight) >= self.in_flight or left <= 0:
+            return
+
+        async def run() -> None:
+            try:
+                with anyio.move_on_after(left):
+                    got = list(await call(p, r))
+                    self._ready.setdefault(task.id, {}).setdefault(i, []).extend(got)
+            except Exception as e:
+                self._errors.setdefault(task.id, []).append(e)
+                self._failed(task, i, e)
+
+        job = asyncio.get_running_loop().create_task(run())
+        flight.add(job)
+        job.add_done_callback(flight.discard)
+
+    async def _first_answer(self, task: Task) -> None:
+        """Wait until a background call of ``task`` has answered or failed, none is
+        running, or the time limit has passed."""
+        while not self._ready.get(task.id) and not self._errors.get(task.id):
+            running = [t for (tid, _), f in self._flight.items() if tid == task.id for t in f]
+            left = self._left()
+            if not running or left <= 0:
+                return
+            await asyncio.wait(
+                running, timeout=min(left, 3600.0), return_when=asyncio.FIRST_COMPLETED
+            )
+
+    @staticmethod
+    def _merge(answers: dict[int, list[Any]], errors: list[BaseException]) -> list[Any]:
+        """The parts' answers interleaved, first part first, without duplicates; with
+        nothing to give but failures, the first failure raised."""
+        parts = [answers[i] for i in sorted(answers)]
+        if errors and not any(parts):
             raise errors[0]
         out: list[Any] = []
         seen: set[str] = set()
-        for row in range(max((len(a) for a in answers), default=0)):
-            for a in answers:
+        for row in range(max((len(a) for a in parts), default=0)):
+            for a in parts:
                 if row < len(a) and solution_key(a[row]) not in seen:
                     seen.add(solution_key(a[row]))
                     out.append(a[row])
-        return out
-
-    def report(self, task_id: str) -> dict[str, float]:
-        out = super().report(task_id)
-        failures = self._failures.pop(task_id, 0)
-        if failures:
-            out["proposer_failures"] = float(failures)
         return out
