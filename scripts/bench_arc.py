@@ -5,6 +5,8 @@
     .venv/bin/python scripts/bench_arc.py --quick      # first 50 and first 20 of those
     .venv/bin/python scripts/bench_arc.py --workers 1  # one environment actor (one core)
     .venv/bin/python scripts/bench_arc.py --processes 2  # task-parallel: 2 in-process shards
+    .venv/bin/python scripts/bench_arc.py --proposer hybrid --llm-base-url URL --model NAME
+                                                       # other options go to atlas-actors arc
 
 Runs through the actor engine (local Ray) unless --no-ray. Each split's results go to
 OUT/<dataset>-<split>/ (results.jsonl, submission.json, summary.json) and the run can be
@@ -79,7 +81,7 @@ def main() -> int:
     p.add_argument("--resume", action="store_true", help="continue an interrupted benchmark")
     p.add_argument("--seed", type=int, default=0)
     add_json_flag(p)
-    args = p.parse_args()
+    args, extra = p.parse_known_args()  # the rest go to ``atlas-actors arc``
 
     rows = []
     for dataset, split, full, quick, label in SPLITS:
@@ -104,6 +106,7 @@ def main() -> int:
             "--quiet",
             "--no-memory",  # each task searched cold: a benchmark measures the search
         ]
+        argv += extra
         if args.workers:
             argv += ["--workers", str(args.workers)]
         if args.no_ray:

@@ -92,16 +92,33 @@ async def main() -> None:
         ("hybrid", b, solved_b, walls[1]),
     ):
         secs = [r["seconds"] for r in res.values()]
+        # the tasks that ran to the limit: how long, and how much the DSL did in them
+        limit = [r for r in res.values() if r["stopped"] == "time"]
+        ran = sorted(r["seconds"] for r in limit)
+        ops = [r["stats"].get("op_applications", 0) for r in limit]
         rows.append(
             [
                 name,
                 f"{len(solved)} / {len(res)}",
                 f"{statistics.median(secs):.2f}",
+                len(limit),
+                f"{statistics.median(ran):.2f}" if ran else "-",
+                f"{ran[int(0.9 * (len(ran) - 1))]:.2f}" if ran else "-",
+                f"{statistics.median(ops):,.0f}" if ops else "-",
                 f"{wall:.0f}",
             ]
         )
     print_table(
-        ["arm", "solved", "median s/task", "wall s"],
+        [
+            "arm",
+            "solved",
+            "median s/task",
+            "ran to the limit",
+            "their median s",
+            "p90 s",
+            "their DSL ops (median)",
+            "wall s",
+        ],
         rows,
         title=f"ARC, {args.tasks}: {args.time_limit:g} s a task, LLM latency {args.latency:g} s",
     )
