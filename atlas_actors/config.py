@@ -234,7 +234,9 @@ class EngineConfig(_Config):
     LLM: many calls in flight from one event loop). ``actors``: each task's whole
     search runs inside one environment actor, one task per actor (best for CPU-bound
     offline proposers: one task per core). ``auto``: ``actors`` for the offline
-    proposers, ``coordinator`` with an LLM."""
+    proposers (an LLM with a domain's proposer ``mode`` ``offline`` or ``hybrid``
+    included: the offline proposer works on every turn), ``coordinator`` with an LLM
+    alone (see :func:`atlas_actors.actors.coordinator.task_placement`)."""
     max_restarts: int = Field(default=2, ge=0)
     """Times Ray itself restarts a crashed actor in place before the pool replaces it."""
     coordinator_restarts: int = Field(default=2, ge=0)

@@ -15,7 +15,7 @@ import functools
 import math
 import time
 from collections.abc import AsyncIterator, Awaitable, Collection, Sequence
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import anyio
 import ray
@@ -74,6 +74,22 @@ def worker_cpus(asked: float | None, workers: int, cluster_cpus: float) -> float
     return math.floor(cluster_cpus / workers * 10_000) / 10_000  # Ray's resolution
 
 
+def task_placement(
+    config: EngineConfig, domain: str, custom_solver: bool = False
+) -> Literal["actors", "coordinator"]:
+    """Where a task of ``domain`` is searched: ``config.placement``, or for ``auto``,
+    ``actors`` when its proposer does CPU-bound work on every turn (no LLM, or the
+    domain's proposer ``mode`` is ``offline`` or ``hybrid``: a search in the
+    coordinator would share one core with every other) and ``coordinator`` for an LLM
+    alone (many calls in flight from one event loop) or a custom solver."""
+    if config.placement != "auto":
+        return config.placement
+    if custom_solver:
+        return "coordinator"
+    mode = config.proposer_options.get(domain, {}).get("mode", "auto")
+    return "actors" if config.llm is None or mode in ("offline", "hybrid") else "coordinator"
+
+
 class SearchCoordinator:
     """Runs searches for many tasks concurrently against shared actor pools."""
 
@@ -115,12 +131,11 @@ class SearchCoordinator:
                 max_retries=config.max_retries,
                 actor_options={"max_restarts": config.max_restarts},
             )
-        self.placement = config.placement
-        if self.placement == "auto":
-            offline = config.llm is None and solver is None
-            self.placement = "actors" if offline else "coordinator"
+        self._custom_solver = solver is not None
         # In "actors" placement a task occupies its actor's core: one task per actor.
-        per_worker = 1 if self.placement == "actors" else 2
+        places = {task_placement(config, d, self._custom_solver) for d in config.proposer_options}
+        places.add(task_placement(config, "", self._custom_solver))
+        per_worker = 1 if "actors" in places else 2
         self.max_concurrent_tasks = config.max_concurrent_tasks or per_worker * workers
         self._limiter: anyio.CapacityLimiter | None = None
         self._running: dict[str, float] = {}
@@ -161,7 +176,8 @@ class SearchCoordinator:
                 # a tree search spreads its expansions over the environment actors, so it
                 # runs here whatever the placement; a whole Mind Evolution search can run
                 # inside one actor
-                if self.placement == "actors" and task_strategy(task) != "mcts":
+                on_actor = task_placement(self.config, task.domain, self._custom_solver)
+                if on_actor == "actors" and task_strategy(task) != "mcts":
                     result = await self._solve_on_actor(task, seed, routing)
                 else:
                     result = await self._solver_fn()(

@@ -20,6 +20,7 @@ from atlas_actors.config import EngineConfig, MindEvolutionConfig
 from atlas_actors.environments.local import LocalEvaluator
 from atlas_actors.search.solve import solve_task, task_seed
 from atlas_actors.types import Task, TaskResult
+from tests.helpers.arc import ROW_SHIFT_PROGRAM, row_shift_task
 
 pytestmark = [pytest.mark.timeout(240), pytest.mark.slow]
 
@@ -127,3 +128,71 @@ async def test_searches_placed_on_actors_match_and_survive_kills(
     assert stats["retries"] >= 1, stats
     for tid in IDS[:2]:
         assert key(again[tid]) == key(expected[tid]), tid
+
+
+@pytest.mark.parametrize(
+    ("llm", "arc_mode", "placement", "custom", "arc_where", "swe_where"),
+    [
+        (False, None, "auto", False, "actors", "actors"),  # offline: one task per core
+        (True, None, "auto", False, "coordinator", "coordinator"),  # LLM: calls in flight
+        (True, "llm", "auto", False, "coordinator", "coordinator"),
+        (True, "hybrid", "auto", False, "actors", "coordinator"),  # the DSL every turn
+        (True, "offline", "auto", False, "actors", "coordinator"),
+        (False, None, "auto", True, "coordinator", "coordinator"),  # a custom solver
+        (True, "hybrid", "coordinator", False, "coordinator", "coordinator"),  # as set
+        (False, None, "actors", True, "actors", "actors"),
+    ],
+)
+def test_where_a_task_is_searched(
+    llm: bool,
+    arc_mode: str | None,
+    placement: str,
+    custom: bool,
+    arc_where: str,
+    swe_where: str,
+) -> None:
+    from atlas_actors.actors.coordinator import task_placement
+    from atlas_actors.config import LLMConfig
+
+    config = EngineConfig(
+        llm=LLMConfig(base_url="http://127.0.0.1:9/v1") if llm else None,
+        placement=placement,  # type: ignore[arg-type]
+        proposer_options={"arc": {"mode": arc_mode}} if arc_mode else {},
+    )
+    assert task_placement(config, "arc", custom) == arc_where
+    assert task_placement(config, "swe", custom) == swe_where
+
+
+async def test_hybrid_searches_run_on_the_actors_and_ask_the_llm_only_where_needed(
+    ray_session: Any, tmp_path: Any
+) -> None:
+    """``--proposer hybrid`` through the engine: each task's search inside an
+    environment actor (the DSL works on every turn), the LLM reached from there over
+    loopback, and only for the task the DSL cannot fit."""
+    from atlas_actors.arc import prompts
+    from atlas_actors.config import LLMConfig
+    from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
+
+    shift = Task(id="shift", domain="arc", context={"grids": row_shift_task()})
+    right = ROW_SHIFT_PROGRAM
+
+    def respond(req: ChatRequest) -> str:
+        if req.system == prompts.CRITIC_SYSTEM:
+            return "Add the row index to every cell, modulo 10."
+        return f"```python\n{right}\n```"
+
+    async with FakeLLMServer(respond) as server:
+        config = EngineConfig(
+            workers=2,
+            search=MindEvolutionConfig(time_limit_s=30.0),
+            llm=LLMConfig(base_url=server.base_url, api_key_env=None, cache_dir=str(tmp_path)),
+            proposer_options={"arc": {"mode": "hybrid", "time_limit_s": 30.0}},
+            discriminators=0,
+        )
+        async with Engine(config) as engine:
+            results = {r.task_id: r async for r in engine.solve_many([arc(IDS[0]), shift])}
+            stats = await engine.stats()
+    assert stats["max_concurrent_tasks"] == 2 and stats["evaluations"] == 0  # on the actors
+    assert results[IDS[0]].solved and results[IDS[0]].usage["calls"] == 0
+    assert results["shift"].solved and results["shift"].solution == right
+    assert results["shift"].usage["calls"] == server.requests > 0

@@ -20,6 +20,7 @@ from atlas_actors.llm.client import LLMClient
 from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
 from atlas_actors.search.base import Proposer, Scorer
 from atlas_actors.types import Candidate, Check, Outcome, Task, TaskResult
+from tests.helpers.arc import ROW_SHIFT_PROGRAM, row_shift_task
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -351,25 +352,6 @@ async def test_mind_evolution_solves_a_real_arc_task_after_feedback() -> None:
 # -- hybrid: the DSL's programs first, the LLM's refinements beside the enumeration ------------
 
 
-def _grids_task() -> tuple[Task, str]:
-    """A task no DSL op expresses (each cell plus its row and twice its column, mod 10),
-    and the program that solves it."""
-    rng = np.random.default_rng(5)
-
-    def pair(h: int, w: int) -> dict[str, Any]:
-        x = rng.integers(0, 10, (h, w))
-        yy, xx = np.mgrid[0:h, 0:w]
-        return {"input": x.tolist(), "output": ((x + yy + 2 * xx) % 10).tolist()}
-
-    grids = {"train": [pair(4, 5), pair(5, 4), pair(3, 6)], "test": [pair(5, 5)]}
-    right = (
-        "def transform(grid):\n"
-        "    return [[(v + i + 2 * j) % 10 for j, v in enumerate(row)]"
-        " for i, row in enumerate(grid)]"
-    )
-    return Task(id="arith", domain="arc", context={"grids": grids}), right
-
-
 async def _solve_hybrid(task: Task, respond: Any) -> tuple[TaskResult, FakeLLMServer]:
     """``task`` searched by ``solve_task`` in the hybrid mode, the LLM answering with
     ``respond``; the result and the (stopped) server with its log."""
@@ -412,11 +394,12 @@ async def test_hybrid_llm_refines_the_dsls_programs_into_a_solution() -> None:
 
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed: the sandbox cannot run programs")
-    task, right = _grids_task()
+    task = Task(id="rows", domain="arc", context={"grids": row_shift_task()})
+    right = ROW_SHIFT_PROGRAM
 
     def respond(req: ChatRequest) -> str:
         if req.system == prompts.CRITIC_SYSTEM:
-            return "Each cell must also add its row and twice its column, modulo 10."
+            return "Each cell must also add its row index, modulo 10."
         return _answer(right)
 
     result, server = await _solve_hybrid(task, respond)

@@ -17,6 +17,7 @@ import pytest
 from atlas_actors.arc.environment import load_arc_task
 from atlas_actors.cli import ResultsLog, main
 from atlas_actors.types import Task, TaskResult
+from tests.helpers.arc import ROW_SHIFT_PROGRAM, row_shift_task
 
 # Training tasks of different kinds that the offline DSL solves within a second or two:
 # a rotation, a mirror, a colour map and a tiling.
@@ -383,7 +384,6 @@ async def test_proposer_hybrid_asks_the_llm_only_where_the_dsl_has_no_answer(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import anyio.to_thread
-    import numpy as np
 
     from atlas_actors.arc import prompts
     from atlas_actors.llm.testing import ChatRequest, FakeLLMServer
@@ -404,27 +404,8 @@ async def test_proposer_hybrid_asks_the_llm_only_where_the_dsl_has_no_answer(
             }
         )
     )
-    from atlas_actors.arc.environment import TrainInvariants
-
-    def pair(rng: np.random.Generator, h: int, w: int) -> tuple[Any, Any]:
-        x = rng.integers(0, 10, (h, w))  # each cell plus its row, mod 10
-        return x, (x + np.arange(h)[:, None]) % 10
-
-    for seed in range(100):  # a test answer the environment has no doubt about
-        rng = np.random.default_rng(seed)
-        train = [pair(rng, 6, 6), pair(rng, 5, 7), pair(rng, 7, 5)]
-        test_in, test_out = pair(rng, 6, 4)
-        if not TrainInvariants.of(train).doubts(test_in, test_out):
-            break
-    grids = {
-        "train": [{"input": x.tolist(), "output": y.tolist()} for x, y in train],
-        "test": [{"input": test_in.tolist(), "output": test_out.tolist()}],
-    }
-    (folder / "arith.json").write_text(json.dumps(grids))
-    right = (
-        "def transform(grid):\n"
-        "    return [[(v + i) % 10 for v in row] for i, row in enumerate(grid)]"
-    )
+    (folder / "arith.json").write_text(json.dumps(row_shift_task()))
+    right = ROW_SHIFT_PROGRAM
     asked_about: list[str] = []
 
     def respond(req: ChatRequest) -> str:

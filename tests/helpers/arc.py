@@ -88,3 +88,31 @@ def below_two_grids() -> list[np.ndarray[Any, Any]]:
         np.where(rng.random((6, 7)) < 0.3, 1, np.where(rng.random((6, 7)) < 0.2, 2, 0))
         for _ in range(4)
     ]
+
+
+ROW_SHIFT_PROGRAM = (
+    "def transform(grid):\n    return [[(v + i) % 10 for v in row] for i, row in enumerate(grid)]"
+)
+"""The Python program that solves :func:`row_shift_task`."""
+
+
+def row_shift_task() -> dict[str, Any]:
+    """An ARC task (JSON grids) no DSL program fits: each cell plus its row index, mod
+    10, on random grids; the first such task whose test answer the environment has no
+    doubt about (so a search that finds the program stops on it)."""
+    from atlas_actors.arc.environment import TrainInvariants
+
+    def pair(rng: np.random.Generator, h: int, w: int) -> tuple[Any, Any]:
+        x = rng.integers(0, 10, (h, w))
+        return x, (x + np.arange(h)[:, None]) % 10
+
+    for seed in range(100):
+        rng = np.random.default_rng(seed)
+        train = [pair(rng, 6, 6), pair(rng, 5, 7), pair(rng, 7, 5)]
+        test_in, test_out = pair(rng, 6, 4)
+        if not TrainInvariants.of(train).doubts(test_in, test_out):
+            break
+    return {
+        "train": [{"input": x.tolist(), "output": y.tolist()} for x, y in train],
+        "test": [{"input": test_in.tolist(), "output": test_out.tolist()}],
+    }
