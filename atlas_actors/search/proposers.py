@@ -168,8 +168,11 @@ class MixedSolutionProposer(_Several):
       :attr:`proposals_per_call`) on the turn's parents: an LLM refines the offline
       proposer's programs with the verifier's feedback while the offline one continues
       its own work. A background part's children join the population in a later turn
-      (under that turn's parents). With background parts only, a turn waits for the
-      first of their answers.
+      (under that turn's parents). With ``lead``, a background part's first call for a
+      task asks instead for ``first_samples`` programs of its own (``initial``: the task
+      alone), so the model also writes programs from scratch, not only from the
+      offline proposer's. With background parts only, a turn waits for the first of
+      their answers.
 
     Answers are interleaved, first proposer first, without duplicates. A part's failure
     is logged and counted (``report``: ``proposer_failures``) and the others' answers
@@ -214,6 +217,10 @@ class MixedSolutionProposer(_Several):
         self._flight: dict[tuple[str, int], set[asyncio.Task[None]]] = {}
         self._ready: dict[str, dict[int, list[Any]]] = {}
         self._errors: dict[str, list[BaseException]] = {}
+        self._opened: set[tuple[str, int]] = set()
+        self.first_samples = 4
+        """Programs a background part is asked for in its first call for a task (with
+        ``lead``, it had no part in the first population)."""
 
     async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         return await self._initial(task, n, rng, None)
@@ -277,6 +284,7 @@ class MixedSolutionProposer(_Several):
                 t.cancel()
         self._ready.pop(task_id, None)
         self._errors.pop(task_id, None)
+        self._opened = {k for k in self._opened if k[0] != task_id}
 
     def report(self, task_id: str) -> dict[str, float]:
         self.cancel(task_id)
@@ -317,7 +325,13 @@ class MixedSolutionProposer(_Several):
         self._start_clock()
         for i, p in enumerate(self.proposers):
             if self._locks[i] is None:
-                self._launch(task, i, call, p, random.Random(seeds[i]))
+                first = self.lead and i > 0 and (task.id, i) not in self._opened
+                if first and self._launch(
+                    task, i, self._first_call(task), p, random.Random(seeds[i])
+                ):
+                    self._opened.add((task.id, i))
+                else:
+                    self._launch(task, i, call, p, random.Random(seeds[i]))
         answers: dict[int, list[Any]] = {}
         errors: list[BaseException] = []
         for i, p in enumerate(self.proposers):
@@ -345,13 +359,13 @@ class MixedSolutionProposer(_Several):
         call: _PartCall,
         p: Any,
         r: random.Random,
-    ) -> None:
+    ) -> bool:
         """Start a background call of part ``i`` unless ``in_flight`` of its calls for
-        ``task`` are running or the time limit has passed."""
+        ``task`` are running or the time limit has passed; whether it started."""
         flight = self._flight.setdefault((task.id, i), set())
         left = self._left()
         if len(flight) >= self.in_flight or left <= 0:
-            return
+            return False
 
         async def run() -> None:
             try:
@@ -365,6 +379,16 @@ class MixedSolutionProposer(_Several):
         job = asyncio.get_running_loop().create_task(run())
         flight.add(job)
         job.add_done_callback(flight.discard)
+        return True
+
+    def _first_call(self, task: Task) -> _PartCall:
+        """A background part's first call for ``task`` when it sat out the first
+        population: first programs of its own, from the task alone."""
+
+        def call(p: Any, r: random.Random) -> Awaitable[list[Any]]:
+            return p.initial(task, self.first_samples, r)  # type: ignore[no-any-return]
+
+        return call
 
     async def _first_answer(self, task: Task) -> None:
         """Wait until a background call of ``task`` has answered or failed, none is

@@ -361,7 +361,7 @@ async def _solve_hybrid(task: Task, respond: Any) -> tuple[TaskResult, FakeLLMSe
     config = MindEvolutionConfig(
         islands=1,
         population_size=4,
-        generations=2,
+        generations=50,
         conversations_per_island=1,
         turns_per_conversation=1,
         crossover_rate=0.0,
@@ -395,22 +395,25 @@ async def test_hybrid_llm_refines_the_dsls_programs_into_a_solution() -> None:
     if shutil.which("bwrap") is None:
         pytest.skip("bubblewrap (bwrap) is not installed: the sandbox cannot run programs")
     task = Task(id="rows", domain="arc", context={"grids": row_shift_task()})
-    right = ROW_SHIFT_PROGRAM
+    critique = "Each cell must also add its row index, modulo 10."
 
     def respond(req: ChatRequest) -> str:
         if req.system == prompts.CRITIC_SYSTEM:
-            return "Each cell must also add its row index, modulo 10."
-        return _answer(right)
+            return critique
+        # the right program only after a critique: a first attempt is wrong
+        return _answer(ROW_SHIFT_PROGRAM if critique in req.text else WRONG)
 
     result, server = await _solve_hybrid(task, respond)
     assert result.error is None and result.solved, result
-    assert result.solution == right
-    # the LLM was never asked for a first program: its first request criticises a DSL
-    # program (shown as Python) that the enumeration found
+    assert result.solution == ROW_SHIFT_PROGRAM
+    # the model's first request asks for programs of its own (the first population
+    # was the DSL's); later ones criticise the population's programs, the DSL's shown
+    # as the Python they compile to
     first = server.log[0]
-    assert first.system == prompts.CRITIC_SYSTEM
-    assert "ARC program found by atlas_actors" in first.text
-    assert result.usage and result.usage["calls"] == server.requests >= 2
+    assert first.system == prompts.SOLVER_SYSTEM and "# Candidate program" not in first.text
+    critics = [r.text for r in server.log if r.system == prompts.CRITIC_SYSTEM]
+    assert any("ARC program found by atlas_actors" in t for t in critics)
+    assert result.usage and result.usage["calls"] == server.requests >= 3
     assert result.stats["op_applications"] > 0  # the DSL kept enumerating beside it
 
 

@@ -94,7 +94,7 @@ async def test_without_a_lead_every_part_gets_a_share_interleaved() -> None:
 
 async def test_mutation_asks_each_part_for_its_own_share_of_children() -> None:
     dsl, llm = Part("dsl", 32, one_at_a_time=True), Part("llm", 1, delay=0.0)
-    mixed = MixedSolutionProposer([dsl, llm])
+    mixed = MixedSolutionProposer([dsl, llm], lead=False)
     assert mixed.proposals_per_call == 33
     parent = Candidate(solution="p")
     got = await mixed.mutate(TASK, parent, 33, random.Random(1), 1.0)
@@ -126,7 +126,7 @@ async def test_same_rng_same_children_and_duplicates_dropped() -> None:
 
 async def test_a_cpu_bound_part_runs_one_call_at_a_time_the_others_concurrently() -> None:
     dsl, llm = Part("dsl", 4, one_at_a_time=True), Part("llm", 1)
-    mixed = MixedSolutionProposer([dsl, llm])
+    mixed = MixedSolutionProposer([dsl, llm], lead=False)
     assert mixed.max_concurrent_calls is None  # the search may overlap the turns
     parent = Candidate(solution="p")
     async with anyio.create_task_group() as tg:
@@ -140,7 +140,7 @@ async def test_a_cpu_bound_part_runs_one_call_at_a_time_the_others_concurrently(
 
 async def test_a_turn_does_not_wait_for_the_llm_its_answer_comes_with_a_later_one() -> None:
     dsl, llm = Part("dsl", 2, one_at_a_time=True), Part("llm", 1, delay=0.3)
-    mixed = MixedSolutionProposer([dsl, llm], in_flight=1)
+    mixed = MixedSolutionProposer([dsl, llm], lead=False, in_flight=1)
     parent = Candidate(solution="p")
     start = anyio.current_time()
     first = await mixed.mutate(TASK, parent, 3, random.Random(0), 1.0)
@@ -166,7 +166,7 @@ async def test_a_turn_does_not_wait_for_the_llm_its_answer_comes_with_a_later_on
 async def test_a_failing_part_is_counted_and_the_others_answers_kept() -> None:
     dsl, llm = Part("dsl", 2, one_at_a_time=True), Metered("llm", 1)
     llm.fail, llm.delay = True, 0.0
-    mixed = MixedSolutionProposer([dsl, llm])
+    mixed = MixedSolutionProposer([dsl, llm], lead=False)
     got = await mixed.mutate(TASK, Candidate(solution="p"), 3, random.Random(0), 1.0)
     assert [s.split(":")[0] for s in got] == ["dsl", "dsl"]
     assert mixed.report(TASK.id) == {"llm_calls": 3.0, "proposer_failures": 1.0}
@@ -189,7 +189,7 @@ async def test_the_time_limit_cancels_calls_in_flight_and_starts_none_after() ->
             return ["late"]
 
     dsl, llm = Part("dsl", 2, one_at_a_time=True), Slow("llm", 1)
-    mixed = MixedSolutionProposer([dsl, llm], time_limit=0.2)
+    mixed = MixedSolutionProposer([dsl, llm], lead=False, time_limit=0.2)
     got = await mixed.mutate(TASK, Candidate(solution="p"), 3, random.Random(0), 1.0)
     assert [s.split(":")[0] for s in got] == ["dsl", "dsl"]
     await anyio.sleep(0.3)
@@ -225,15 +225,38 @@ class Scored:
 async def test_in_mind_evolution_the_llm_refines_the_leads_population() -> None:
     dsl, llm = Part("dsl", 4, one_at_a_time=True), Part("llm", 1)
     config = MindEvolutionConfig(
-        islands=2, population_size=4, generations=3, conversations_per_island=2
+        islands=2, population_size=4, generations=10, conversations_per_island=2
     )
     result = await MindEvolutionSearch(
         MixedSolutionProposer([dsl, llm]),
-        Scored(),
-        config,  # type: ignore[arg-type]
+        Scored(),  # type: ignore[arg-type]
+        config,
     ).search(TASK, seed=0)
     assert result.best is not None and result.best.outcome is not None
     assert result.best.outcome.success
     assert str(result.best.solution).startswith("llm:mutate(dsl:")
-    assert result.generations == 1
-    assert ("initial", 8) in dsl.calls and not any(k == "initial" for k, _ in llm.calls)
+    assert ("initial", 8) in dsl.calls
+    # the model's first call for the task: programs of its own (after the first
+    # population, which was the lead's alone); then refinements of the population's
+    assert llm.calls[0] == ("initial", 4)
+    assert all(
+        kind.startswith("mutate") or kind.startswith("crossover") for kind, _ in llm.calls[1:]
+    )
+
+
+async def test_with_a_lead_a_background_part_starts_with_programs_of_its_own() -> None:
+    dsl, llm = Part("dsl", 2, one_at_a_time=True), Part("llm", 1, delay=0.0)
+    mixed = MixedSolutionProposer([dsl, llm])
+    parent = Candidate(solution="p")
+    first = await mixed.mutate(TASK, parent, 3, random.Random(0), 1.0)
+    assert llm.calls == [("initial", 4)]
+    assert [s.split(":")[1] for s in first if s.startswith("llm")] == ["initial"] * 4
+    await mixed.mutate(TASK, parent, 3, random.Random(1), 1.0)
+    assert llm.calls[1] == ("mutate(p)", 1)
+    # a new task starts again with its own programs; the end of a search forgets it
+    other = Task(id="u", domain="toy")
+    await mixed.mutate(other, parent, 3, random.Random(2), 1.0)
+    assert llm.calls[2] == ("initial", 4)
+    mixed.report(TASK.id)
+    await mixed.mutate(TASK, parent, 3, random.Random(3), 1.0)
+    assert llm.calls[3] == ("initial", 4)
