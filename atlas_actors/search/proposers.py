@@ -195,11 +195,13 @@ class MixedSolutionProposer(_Several):
         lead: bool = True,
         time_limit: float | None = None,
         in_flight: int = 8,
+        first_samples: int = 4,
     ) -> None:
         if not proposers:
             raise ValueError("proposers: give at least one")
-        if in_flight < 1:
-            raise ValueError(f"in_flight: must be at least 1, got {in_flight}")
+        for name, value in (("in_flight", in_flight), ("first_samples", first_samples)):
+            if value < 1:
+                raise ValueError(f"{name}: must be at least 1, got {value}")
         self.proposers = list(proposers)
         self.lead = lead
         self.time_limit = time_limit
@@ -218,9 +220,7 @@ class MixedSolutionProposer(_Several):
         self._ready: dict[str, dict[int, list[Any]]] = {}
         self._errors: dict[str, list[BaseException]] = {}
         self._opened: set[tuple[str, int]] = set()
-        self.first_samples = 4
-        """Programs a background part is asked for in its first call for a task (with
-        ``lead``, it had no part in the first population)."""
+        self.first_samples = first_samples
 
     async def initial(self, task: Task, n: int, rng: random.Random) -> list[Any]:
         return await self._initial(task, n, rng, None)

@@ -260,3 +260,12 @@ async def test_with_a_lead_a_background_part_starts_with_programs_of_its_own() -
     mixed.report(TASK.id)
     await mixed.mutate(TASK, parent, 3, random.Random(3), 1.0)
     assert llm.calls[3] == ("initial", 4)
+
+
+def test_bad_settings_are_named() -> None:
+    with pytest.raises(ValueError, match="proposers: give at least one"):
+        MixedSolutionProposer([])
+    with pytest.raises(ValueError, match="in_flight: must be at least 1, got 0"):
+        MixedSolutionProposer([Part("a", 1)], in_flight=0)
+    with pytest.raises(ValueError, match="first_samples: must be at least 1, got -2"):
+        MixedSolutionProposer([Part("a", 1)], first_samples=-2)
