@@ -57,6 +57,12 @@ class MindEvolutionConfig(_Config):
     stop_on_success: bool = True
     """Stop as soon as a candidate succeeds on everything the search may see (and the
     environment has no doubts about its answers: see ``TrainInvariants`` for ARC)."""
+    end_generation_on_success: bool = False
+    """With a proposer whose calls run concurrently (an LLM), a success also ends the
+    generation's other conversations before their next turn (each turn may cost an LLM
+    call). Which turns ran then depends on timing, so the search is no longer fixed by
+    its seed: off by default, on for ``atlas-actors arc --proposer hybrid`` (already
+    timing-dependent). A sequential proposer's conversations all run either way."""
 
 
 class SWESearchConfig(_Config):

@@ -177,6 +177,9 @@ def search_config(args: argparse.Namespace) -> MindEvolutionConfig:
         generations=args.generations or 10_000,
         max_evaluations=args.budget,
         time_limit_s=time_limit(args),
+        # the hybrid is timing-dependent anyway: a success saves the LLM calls of the
+        # generation's other turns
+        end_generation_on_success=proposer_mode(args) == "hybrid",
     )
 
 

@@ -102,10 +102,8 @@ class _Budget:
         )
         self.used = 0
         self.settled = False
-        """A conversation of a concurrent proposer (an LLM) found a success worth
-        stopping on: the other conversations of the generation take no further turn
-        (each turn may cost an LLM call). A sequential proposer's conversations all run,
-        in their fixed order, so its searches replay exactly."""
+        """A conversation found a success worth stopping on and the generation's other
+        conversations take no further turn (``end_generation_on_success``)."""
 
     def remaining(self) -> int | None:
         if self.max_evaluations is None:
@@ -355,7 +353,8 @@ class MindEvolutionSearch:
             if limit is not None:
                 limit -= len(new)
             produced.extend(new)
-            if cfg.stop_on_success and not budget.sequential and any(map(_settles, new)):
+            ends = cfg.stop_on_success and cfg.end_generation_on_success
+            if ends and not budget.sequential and any(map(_settles, new)):
                 budget.settled = True
             if new:
                 best_new = min(new, key=_rank_key)

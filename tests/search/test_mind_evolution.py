@@ -336,17 +336,25 @@ class OneRightProposer(BitsProposer):
         return [[1 - b for b in TARGET]]
 
 
-@pytest.mark.parametrize("sequential", [False, True])
-async def test_a_success_ends_the_generations_other_conversations(sequential: bool) -> None:
-    cfg = small_config(crossover_rate=0.0)  # 3 islands x 2 conversations x 3 turns
+@pytest.mark.parametrize(
+    ("sequential", "ends", "calls"),
+    [
+        # concurrent calls (an LLM's) with end_generation_on_success: the turns in
+        # flight finish (at most one per conversation), no new turn starts
+        (False, True, range(1, 7)),
+        # without it, every other conversation takes its three turns: the search stays
+        # fixed by its seed (the successful conversation stops after its first turn)
+        (False, False, [1 + 5 * 3]),
+        # one call at a time, in a fixed order: every conversation takes its turns
+        (True, True, [1 + 5 * 3]),
+    ],
+)
+async def test_a_success_ends_the_generations_other_conversations(
+    sequential: bool, ends: bool, calls: Sequence[int]
+) -> None:
+    # 3 islands x 2 conversations x 3 turns
+    cfg = small_config(crossover_rate=0.0, end_generation_on_success=ends)
     proposer = OneRightProposer(sequential)
     result = await MindEvolutionSearch(proposer, BitsEvaluator(), cfg).search(TASK, seed=1)
     assert result.stopped == "success" and result.generations == 1
-    if sequential:
-        # one call at a time, in a fixed order: every other conversation takes its turns,
-        # so the search replays exactly (the successful one stops after its first)
-        assert proposer.mutations == 1 + 5 * 3
-    else:
-        # concurrent calls (an LLM's): the turns in flight finish (at most one per
-        # conversation), no new turn starts
-        assert 1 <= proposer.mutations <= 6
+    assert proposer.mutations in calls
