@@ -371,6 +371,26 @@ def test_the_time_limit_and_the_budget(argv: list[str], limit: float | None) -> 
     assert search_config(args).time_limit_s == limit
 
 
+@pytest.mark.parametrize(
+    ("argv", "mode", "ends"),
+    [
+        ([], "offline", False),
+        (["--llm-base-url", "http://127.0.0.1:9/v1"], "llm", False),  # stays fixed by seed
+        (["--llm-base-url", "http://127.0.0.1:9/v1", "--proposer", "offline"], "offline", False),
+        (["--llm-base-url", "http://127.0.0.1:9/v1", "--proposer", "hybrid"], "hybrid", True),
+    ],
+)
+def test_the_proposer_mode_and_what_it_sets(argv: list[str], mode: str, ends: bool) -> None:
+    from atlas_actors.cli import build_parser
+    from atlas_actors.cli.arc import arc_options, search_config
+
+    args = build_parser().parse_args(["arc", *argv])
+    assert arc_options(args)["mode"] == mode
+    # a hybrid search depends on timing anyway: a success also ends the generation's
+    # other turns (saving their LLM calls)
+    assert search_config(args).end_generation_on_success is ends
+
+
 def test_proposer_hybrid_without_an_endpoint_is_named(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
