@@ -11,7 +11,7 @@ import math
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, get_args
 
 import anyio
 
@@ -29,7 +29,27 @@ ProposerMode = Literal["auto", "offline", "llm", "hybrid"]
 ``hybrid`` (both, into one search), ``auto`` (``llm`` when an endpoint is given, else
 ``offline``)."""
 
-PROPOSER_MODES: tuple[str, ...] = ("auto", "offline", "llm", "hybrid")
+PROPOSER_MODES: tuple[str, ...] = get_args(ProposerMode)
+
+T = TypeVar("T")
+
+
+def _split(k: int, n: int) -> list[int]:
+    """``k`` shared among ``n`` parts, the first ones getting the remainder."""
+    return [k // n + (1 if i < k % n else 0) for i in range(n)]
+
+
+def _interleave(answers: Sequence[Sequence[T]], key: Callable[[T], str]) -> list[T]:
+    """The parts' answers interleaved, first part first, without duplicates (by
+    ``key``)."""
+    out: list[T] = []
+    seen: set[str] = set()
+    for row in range(max((len(a) for a in answers), default=0)):
+        for a in answers:
+            if row < len(a) and key(a[row]) not in seen:
+                seen.add(key(a[row]))
+                out.append(a[row])
+    return out
 
 
 def check_mode(mode: str, task: Task, has_llm: bool) -> ProposerMode:
@@ -114,8 +134,7 @@ class MixedProposer(_Several):
         self, task: Task, node: NodeView, k: int, rng: random.Random
     ) -> list[ProposedAction]:
         n = len(self.proposers)
-        shares = [k // n + (1 if i < k % n else 0) for i in range(n)]
-        shares = [max(1, s) for s in shares]
+        shares = [max(1, s) for s in _split(k, n)]
         answers: list[list[ProposedAction]] = [[] for _ in range(n)]
         problems: list[str] = []
         seeds = [rng.getrandbits(32) for _ in range(n)]
@@ -134,13 +153,7 @@ class MixedProposer(_Several):
         async with anyio.create_task_group() as tg:
             for i in range(n):
                 tg.start_soon(ask, i)
-        out: list[ProposedAction] = []
-        seen: set[str] = set()
-        for row in range(max((len(a) for a in answers), default=0)):
-            for a in answers:
-                if row < len(a) and solution_key(a[row].action) not in seen:
-                    seen.add(solution_key(a[row].action))
-                    out.append(a[row])
+        out = _interleave(answers, lambda a: solution_key(a.action))
         return Proposals(out[:k] if len(out) > k else out, problems=problems if not out else [])
 
     def alternatives(self, task_id: str) -> list[Any]:
@@ -234,7 +247,7 @@ class MixedSolutionProposer(_Several):
         self, task: Task, n: int, rng: random.Random, examples: list[Any] | None
     ) -> list[Any]:
         parts = self.proposers[:1] if self.lead else self.proposers
-        shares = [n // len(parts) + (1 if i < n % len(parts) else 0) for i in range(len(parts))]
+        shares = _split(n, len(parts))
         seeds = [rng.getrandbits(32) for _ in parts]  # drawn before any call: one per part
         self._start_clock()
         answers: dict[int, list[Any]] = {}
@@ -319,7 +332,7 @@ class MixedSolutionProposer(_Several):
         self,
         task: Task,
         rng: random.Random,
-        call: Callable[[Any, random.Random], Awaitable[list[Any]]],
+        call: _PartCall,
     ) -> list[Any]:
         seeds = [rng.getrandbits(32) for _ in self.proposers]  # one per part, before any call
         self._start_clock()
@@ -409,11 +422,4 @@ class MixedSolutionProposer(_Several):
         parts = [answers[i] for i in sorted(answers)]
         if errors and not any(parts):
             raise errors[0]
-        out: list[Any] = []
-        seen: set[str] = set()
-        for row in range(max((len(a) for a in parts), default=0)):
-            for a in parts:
-                if row < len(a) and solution_key(a[row]) not in seen:
-                    seen.add(solution_key(a[row]))
-                    out.append(a[row])
-        return out
+        return _interleave(parts, solution_key)

@@ -269,3 +269,31 @@ def test_bad_settings_are_named() -> None:
         MixedSolutionProposer([Part("a", 1)], in_flight=0)
     with pytest.raises(ValueError, match="first_samples: must be at least 1, got -2"):
         MixedSolutionProposer([Part("a", 1)], first_samples=-2)
+
+
+async def test_the_tree_mix_interleaves_shares_and_keeps_failures_as_problems() -> None:
+    from atlas_actors.search.base import NodeView, ProposedAction
+    from atlas_actors.search.proposers import MixedProposer
+
+    class Actions:
+        def __init__(self, names: list[str], fail: bool = False) -> None:
+            self.names, self.fail, self.asked = names, fail, 0
+
+        async def propose(
+            self, task: Task, node: NodeView, k: int, rng: random.Random
+        ) -> list[ProposedAction]:
+            self.asked = k
+            if self.fail:
+                raise RuntimeError("endpoint down")
+            return [ProposedAction(action={"kind": n}) for n in self.names[:k]]
+
+    llm, offline = Actions(["a", "b", "c"]), Actions(["a", "x", "y"])
+    node = NodeView(node_id="0", state={})
+    got = await MixedProposer([llm, offline]).propose(TASK, node, 5, random.Random(0))
+    assert (llm.asked, offline.asked) == (3, 2)  # the first part gets the remainder
+    assert [p.action["kind"] for p in got] == ["a", "b", "x", "c"]  # "a" once
+    assert got.problems == []
+    down = MixedProposer([Actions([], fail=True), Actions(["x"])])
+    assert [p.action["kind"] for p in await down.propose(TASK, node, 2, random.Random(0))] == ["x"]
+    nothing = await MixedProposer([Actions([], fail=True)]).propose(TASK, node, 2, random.Random(0))
+    assert nothing == [] and "endpoint down" in nothing.problems[0]
